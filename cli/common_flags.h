@@ -1,0 +1,11 @@
+// Flags shared by several `zf` subcommands. Defined once (absl flags are global); each
+// subcommand lists the ones it accepts in its Command entry.
+#pragma once
+
+#include <string>
+
+#include "absl/flags/declare.h"
+
+ABSL_DECLARE_FLAG(std::string, game);
+ABSL_DECLARE_FLAG(bool, json);
+ABSL_DECLARE_FLAG(uint64_t, seed);

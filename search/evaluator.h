@@ -1,0 +1,38 @@
+// The only thing search knows about a network: a batch-shaped evaluator of positions.
+//
+// Search gathers its own mini-batches (many leaves, possibly from many games) and hands them to
+// an Evaluator in one call, lc0-style. Backends (the in-process LibTorch LocalEvaluator in
+// model/, the gRPC RemoteEvaluator in actor/) and decorators (CachingEvaluator) implement this
+// interface; the uniform and random-rollout evaluators in search/ are always built so search can
+// be tested and benchmarked without a network.
+//
+// Thread-safety: implementations say; a caller must not assume concurrent Evaluate calls on one
+// instance are allowed unless the implementation says "Thread-safe".
+#pragma once
+
+#include <span>
+
+#include "absl/status/status.h"
+#include "games/game.h"
+
+namespace zf::search {
+
+template <games::Game G>
+class Evaluator {
+ public:
+  virtual ~Evaluator() = default;
+
+  // Evaluates `positions` (none of them terminal). For position i it writes
+  //   policies[i * A + a], a in [0, A) with A = positions[i].NumActions(): the prior probability
+  //     of action a; 0 for illegal actions; the legal ones sum to 1 (within float rounding);
+  //   values[i]: the expected outcome for the player to move in positions[i], in [-1, 1].
+  // `policies` has positions.size() * A floats and `values` positions.size() floats (all
+  // positions of one call come from one game type and size, so A is the same for all).
+  // Blocks until every position is evaluated.
+  // Returns: OK; InvalidArgument if the spans have the wrong sizes; a backend's error
+  // (Unavailable, Internal, ...) otherwise, with the outputs unspecified.
+  virtual absl::Status Evaluate(std::span<const G> positions, std::span<float> policies,
+                                std::span<float> values) = 0;
+};
+
+}  // namespace zf::search

@@ -1,0 +1,41 @@
+#include "search/mcts.h"
+
+#include <cmath>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace zf::search {
+
+absl::Status MctsOptions::Validate() const {
+  if (num_simulations < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_simulations must be >= 1, got ", num_simulations));
+  }
+  if (!(c_puct > 0.0f) || !std::isfinite(c_puct)) {
+    return absl::InvalidArgumentError(absl::StrCat("c_puct must be > 0, got ", c_puct));
+  }
+  if (!(c_puct_base >= 0.0f) || !std::isfinite(c_puct_base)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("c_puct_base must be >= 0 (0 = constant c_puct), got ", c_puct_base));
+  }
+  if (!std::isfinite(fpu_reduction)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("fpu_reduction must be finite, got ", fpu_reduction));
+  }
+  if (virtual_loss < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("virtual_loss must be >= 1, got ", virtual_loss));
+  }
+  if (!(dirichlet_alpha > 0.0f) || !std::isfinite(dirichlet_alpha)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("dirichlet_alpha must be > 0, got ", dirichlet_alpha));
+  }
+  if (!(dirichlet_epsilon >= 0.0f && dirichlet_epsilon <= 1.0f)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("dirichlet_epsilon must be in [0, 1], got ", dirichlet_epsilon));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace zf::search

@@ -1,0 +1,752 @@
+// PUCT Monte Carlo tree search (AlphaZero) over one game tree, with a batched leaf API.
+//
+// Algorithm. Each simulation walks from the root to a leaf, choosing at node s the edge
+//
+//   a* = argmax_a  Q(s, a) + U(s, a),
+//   U(s, a) = c(s) * P(s, a) * sqrt(max(1, N(s))) / (1 + N(s, a)),
+//   c(s)    = c_puct                                        if c_puct_base == 0 (default),
+//             c_puct + log((N(s) + c_puct_base + 1) / c_puct_base)   otherwise (AlphaZero),
+//
+// where N(s) = sum_b N(s, b) is the number of (real and virtual) visits of s's children, computed
+// once per node (one sqrt per node, not per child), P(s, a) the prior, and
+//
+//   Q(s, a) = (W(s, a) - L * F(s, a)) / (N(s, a) + L * F(s, a))   if N(s, a) + F(s, a) > 0,
+//   Q(s, a) = V(s) - fpu_reduction                                  otherwise (first play urgency),
+//
+// with W(s, a) the sum of backed-up values seen from the player who chooses at s, F(s, a) the
+// number of simulations in flight through the edge (each counts as L = virtual_loss lost visits,
+// so concurrent simulations of one batch spread over different leaves), and V(s) = W(s) / N(s)
+// the mean value of s itself. Ties go to the lowest action.
+//
+// Values. The evaluator returns v in [-1, 1] for the player to move at the leaf; backup adds, at
+// each node on the path, +v for nodes whose player to move is the leaf's player and -v for the
+// other player (two-player zero-sum: Returns()[1] == -Returns()[0]). Signs follow ToPlay() of
+// every node, never the depth parity, so games where a player moves twice in a row (Dots and
+// Boxes) are handled. A terminal leaf is never sent to the evaluator: its exact value
+// Returns()[player] is backed up at once (terminal shortcut), and every later visit to it backs
+// up the same value.
+//
+// Expansion. A new leaf's priors are the evaluator's policy restricted to the legal actions and
+// renormalised over them (uniform if that mass is not positive; negative or NaN entries count as
+// 0; a NaN value counts as 0 and values are clamped to [-1, 1]). With add_noise, the root's
+// priors become (1 - eps) * P + eps * Dir(alpha) once per root (after its expansion, or at the
+// first collection after Advance when the new root is already expanded), from a seeded RNG.
+//
+// Batching and collisions. CollectLeaves runs simulations until it has max_leaves leaves that
+// need an evaluation, the budget is reached, or a collision: a walk that ends on a leaf already
+// waiting for its evaluation. Virtual loss is applied only to walks that produced a leaf, so
+// after a collision the tree is unchanged and the next walk would collide again: the round
+// stops there (counted in MctsStats::collisions) and continues after the pending evaluations
+// are applied. Terminal leaves reached during collection are backed up immediately.
+//
+// Budget. Done() when the root has been visited num_simulations times (visits kept by tree reuse
+// count) or the root is terminal. Collection never puts more simulations in flight than the
+// budget leaves, so Done() implies that no leaf is pending.
+//
+// Memory. Nodes and edges live in two std::vector arenas addressed by 32-bit indices, reserved
+// once per search and reused by later searches (clear() keeps the capacity). A node's edges
+// (prior, visit and value statistics, action, child index) are contiguous, so choosing an edge
+// scans one small array and touches no child node. Child nodes are created on first traversal.
+// Positions are not stored per node: a leaf's position is rebuilt by copying the root and
+// applying the path's actions, which for these games (trivially copyable values of 40-80 bytes
+// with an Apply of a few nanoseconds) costs less than storing a position per node would in
+// memory traffic, and keeps nodes at 32 bytes whatever the game. Advance(action) compacts the
+// chosen child's subtree into the front of a second pair of arenas (breadth first, so siblings
+// stay adjacent) and swaps them, discarding everything else.
+//
+// Thread-compatibility: thread-compatible. One thread at a time may call the mutating methods;
+// const methods may run concurrently with each other.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <random>
+#include <span>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "common/logging.h"
+#include "games/game.h"
+#include "search/evaluator.h"
+
+namespace zf::search {
+
+struct MctsOptions {
+  // Root visits at which Done() becomes true (visits kept by tree reuse count). >= 1.
+  int num_simulations = 200;
+  // c_init of the exploration coefficient; > 0.
+  float c_puct = 1.5f;
+  // 0 (default): c(s) = c_puct, constant. > 0: AlphaZero's growth
+  // c(s) = c_puct + log((N(s) + c_puct_base + 1) / c_puct_base), e.g. 19652.
+  float c_puct_base = 0.0f;
+  // Unvisited children are valued V(parent) - fpu_reduction; finite (may be negative).
+  float fpu_reduction = 0.25f;
+  // Lost visits each in-flight simulation counts for on its path; >= 1.
+  int virtual_loss = 1;
+  // Dirichlet noise on the root priors.
+  bool add_noise = false;
+  float dirichlet_alpha = 0.3f;    // > 0
+  float dirichlet_epsilon = 0.25f;  // in [0, 1]
+  // Seeds the noise (the only randomness of the search itself).
+  uint64_t seed = 0;
+
+  // Returns: OK; InvalidArgument naming the first field out of range.
+  absl::Status Validate() const;
+};
+
+// A leaf that needs an evaluation: its position and where it hangs in its tree. Produced by
+// Mcts::CollectLeaves; pass it back, unchanged, to ApplyEvaluation (or CancelLeaf) of the same
+// search before that search's root changes.
+template <games::Game G>
+struct PendingLeaf {
+  G position;
+  int32_t node = -1;
+};
+
+// Counters over the life of one Mcts.
+struct MctsStats {
+  int64_t evaluations = 0;       // leaves expanded by ApplyEvaluation
+  int64_t terminal_backups = 0;  // simulations ended on a terminal position (not evaluated)
+  int64_t collisions = 0;        // collection rounds stopped by a pending leaf
+  int64_t cancelled = 0;         // leaves given back with CancelLeaf
+};
+
+// One root child as the search sees it.
+struct ChildStats {
+  int action = -1;
+  float prior = 0.0f;  // after noise, if any
+  int visits = 0;
+  float value = 0.0f;  // mean value for the player to move at the root; 0 when unvisited
+};
+
+namespace internal {
+
+enum class NodeState : uint8_t {
+  kNew = 0,       // created, position not looked at yet
+  kPending = 1,   // waiting for an evaluation
+  kExpanded = 2,  // has edges
+  kTerminal = 3,  // game over; terminal_value0 is Returns()[0]
+};
+
+struct Node {
+  int32_t first_edge = -1;
+  int32_t parent = -1;       // node index; -1 at the root
+  int32_t parent_edge = -1;  // edge index in the parent's edges
+  int32_t n = 0;             // completed visits (own evaluation + backups through it)
+  int32_t in_flight = 0;     // simulations in flight through (or waiting at) this node
+  float w = 0.0f;            // sum of values for to_play
+  float terminal_value0 = 0.0f;
+  int16_t num_edges = 0;
+  int8_t to_play = 0;
+  NodeState state = NodeState::kNew;
+};
+static_assert(sizeof(Node) == 32);
+
+struct Edge {
+  float prior = 0.0f;
+  float w = 0.0f;          // sum of values for the player to move at the parent
+  int32_t n = 0;           // completed visits
+  int32_t child = -1;      // node index, -1 until first traversed
+  int16_t action = 0;
+  int16_t in_flight = 0;
+};
+static_assert(sizeof(Edge) == 20);
+
+// Reusable buffers of one collect/evaluate/apply loop.
+template <games::Game G>
+struct BatchScratch {
+  std::vector<PendingLeaf<G>> leaves;
+  std::vector<int> owners;
+  std::vector<G> positions;
+  std::vector<float> policies;
+  std::vector<float> values;
+};
+
+// Collects leaves from every search that is not done (done(search) says), evaluates them in one
+// Evaluate call per round, applies the results, until every search is done. Shared by
+// Mcts::Run, RunBatched and the self-play helpers.
+template <games::Game G, typename Search, typename DoneFn>
+absl::Status RunRounds(std::span<Search* const> searches, Evaluator<G>& evaluator,
+                       int leaves_per_search, DoneFn done, BatchScratch<G>& s) {
+  if (leaves_per_search < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("leaves per search must be >= 1, got ", leaves_per_search));
+  }
+  for (Search* search : searches) {
+    if (search->NumPending() != 0) {
+      return absl::FailedPreconditionError("a search has leaves pending from another caller");
+    }
+  }
+  while (true) {
+    s.leaves.clear();
+    s.owners.clear();
+    bool any_active = false;
+    for (size_t i = 0; i < searches.size(); ++i) {
+      if (done(*searches[i])) continue;
+      any_active = true;
+      const int n = searches[i]->CollectLeaves(leaves_per_search, &s.leaves);
+      s.owners.insert(s.owners.end(), n, static_cast<int>(i));
+    }
+    if (!any_active) return absl::OkStatus();
+    if (s.leaves.empty()) {
+      // With nothing pending, collection either yields a leaf or backs up terminals until the
+      // budget is reached, so an empty round means every search is done now.
+      for (Search* search : searches) {
+        if (!done(*search)) return absl::InternalError("search made no progress");
+      }
+      return absl::OkStatus();
+    }
+    const int num_actions = s.leaves.front().position.NumActions();
+    const size_t n = s.leaves.size();
+    s.positions.clear();
+    for (const PendingLeaf<G>& leaf : s.leaves) s.positions.push_back(leaf.position);
+    s.policies.resize(n * num_actions);
+    s.values.resize(n);
+    const absl::Status status = evaluator.Evaluate(s.positions, s.policies, s.values);
+    if (!status.ok()) {
+      for (size_t i = 0; i < n; ++i) searches[s.owners[i]]->CancelLeaf(s.leaves[i]);
+      return status;
+    }
+    const std::span<const float> policies(s.policies);
+    for (size_t i = 0; i < n; ++i) {
+      searches[s.owners[i]]->ApplyEvaluation(
+          s.leaves[i], policies.subspan(i * num_actions, num_actions), s.values[i]);
+    }
+  }
+}
+
+}  // namespace internal
+
+// PUCT search over one game tree (see the top of this file).
+// Ownership: owns its tree and a copy of the root position. Thread-compatible.
+template <games::Game G>
+class Mcts {
+ public:
+  // A search rooted at `root`.
+  // Returns: InvalidArgument if options.Validate() fails or the game has more than 32767
+  // actions.
+  static absl::StatusOr<std::unique_ptr<Mcts>> Create(const G& root, const MctsOptions& options) {
+    absl::Status status = options.Validate();
+    if (!status.ok()) return status;
+    if (root.NumActions() < 1 || root.NumActions() > std::numeric_limits<int16_t>::max()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("NumActions() must be in [1, 32767], got ", root.NumActions()));
+    }
+    return std::unique_ptr<Mcts>(new Mcts(root, options));
+  }
+
+  Mcts(const Mcts&) = delete;
+  Mcts& operator=(const Mcts&) = delete;
+
+  // Discards the tree and starts a new one at `game` (which must have the same NumActions()).
+  // Requires NumPending() == 0 (ZF_CHECK).
+  void SetRoot(const G& game) {
+    ZF_CHECK(NumPending() == 0) << "SetRoot with " << NumPending() << " leaves pending";
+    ZF_CHECK(game.NumActions() == num_actions_) << "SetRoot: different NumActions()";
+    root_game_ = game;
+    ResetTree();
+  }
+
+  // Plays `action` at the root and keeps the chosen child's subtree (its visit counts and
+  // values) as the new tree; everything else is discarded and its memory reused. If the child
+  // was never expanded the new tree is empty. Requires NumPending() == 0 and a legal action
+  // (ZF_CHECK).
+  void Advance(int action) {
+    ZF_CHECK(NumPending() == 0) << "Advance with " << NumPending() << " leaves pending";
+    ZF_CHECK(root_game_.IsLegal(action)) << "Advance: illegal action " << action;
+    root_game_.Apply(action);
+    int32_t child = -1;
+    const Node& root = nodes_[kRoot];
+    if (root.state == NodeState::kExpanded) {
+      for (int i = 0; i < root.num_edges; ++i) {
+        const Edge& e = edges_[root.first_edge + i];
+        if (e.action == action) {
+          child = e.child;
+          break;
+        }
+      }
+    }
+    if (child < 0 || nodes_[child].state == NodeState::kNew) {
+      ResetTree();
+      return;
+    }
+    CompactSubtree(child);
+    root_noised_ = false;
+  }
+
+  // Root visits at which Done() becomes true from now on (initially options.num_simulations).
+  // Requires num_simulations >= 1 (ZF_CHECK).
+  void SetSimulationBudget(int num_simulations) {
+    ZF_CHECK(num_simulations >= 1) << "simulation budget " << num_simulations;
+    budget_ = num_simulations;
+    Reserve();
+  }
+  int simulation_budget() const { return budget_; }
+
+  // Turns root noise on or off for the current and later roots. Turning it on for a root that
+  // was already noised does not noise it again; turning it off does not undo noise applied.
+  void SetAddNoise(bool add_noise) { add_noise_ = add_noise; }
+
+  // True when the root is terminal or has been visited simulation_budget() times.
+  bool Done() const {
+    const Node& root = nodes_[kRoot];
+    return root.state == NodeState::kTerminal || root.n >= budget_;
+  }
+
+  // Runs simulations, appending to *out up to max_leaves leaves that need an evaluation, and
+  // returns how many it appended. Stops early at a collision, at the budget, or when Done(),
+  // and never holds more than 32767 leaves pending.
+  // Each leaf holds virtual loss on its path until ApplyEvaluation or CancelLeaf.
+  int CollectLeaves(int max_leaves, std::vector<PendingLeaf<G>>* out) {
+    if (add_noise_ && !root_noised_ && nodes_[kRoot].state == NodeState::kExpanded) {
+      AddRootNoise();
+    }
+    int added = 0;
+    while (added < max_leaves) {
+      const Node& root = nodes_[kRoot];
+      if (root.state == NodeState::kTerminal || root.n + root.in_flight >= budget_) break;
+      if (root.in_flight >= kMaxPending) break;  // edges count in-flight visits in 16 bits
+      path_.clear();
+      int32_t node = kRoot;
+      while (nodes_[node].state == NodeState::kExpanded) {
+        const int32_t ei = SelectEdge(nodes_[node]);
+        path_.push_back(edges_[ei].action);
+        int32_t child = edges_[ei].child;
+        if (child < 0) {
+          child = NewNode(node, ei);
+          edges_[ei].child = child;
+        }
+        node = child;
+      }
+      Node& leaf = nodes_[node];
+      if (leaf.state == NodeState::kTerminal) {
+        Backup(node, leaf.terminal_value0, /*remove_virtual_loss=*/false);
+        ++stats_.terminal_backups;
+        continue;
+      }
+      if (leaf.state == NodeState::kPending) {
+        ++stats_.collisions;
+        break;
+      }
+      // kNew: rebuild the position from the root.
+      G game = root_game_;
+      for (const int action : path_) game.Apply(action);
+      if (game.IsTerminal()) {
+        const games::Returns returns = game.Returns();
+        ZF_DCHECK(returns[1] == -returns[0]) << "search assumes a zero-sum game";
+        leaf.state = NodeState::kTerminal;
+        leaf.terminal_value0 = returns[0];
+        Backup(node, returns[0], /*remove_virtual_loss=*/false);
+        ++stats_.terminal_backups;
+        continue;
+      }
+      leaf.state = NodeState::kPending;
+      leaf.to_play = static_cast<int8_t>(game.ToPlay());
+      AddVirtualLoss(node);
+      out->push_back(PendingLeaf<G>{std::move(game), node});
+      ++added;
+    }
+    return added;
+  }
+
+  // Expands `leaf` with `policy` (NumActions() floats; only legal actions are used, renormalised)
+  // and backs up `value` (for the player to move at the leaf), removing the leaf's virtual
+  // loss. Requires a leaf from this search's CollectLeaves since the last root change, not yet
+  // applied or cancelled, and policy.size() == NumActions() (ZF_CHECK).
+  void ApplyEvaluation(const PendingLeaf<G>& leaf, std::span<const float> policy, float value) {
+    ZF_CHECK(static_cast<int>(policy.size()) == num_actions_)
+        << "policy has " << policy.size() << " entries, want " << num_actions_;
+    ZF_CHECK(leaf.node >= 0 && leaf.node < static_cast<int32_t>(nodes_.size()) &&
+             nodes_[leaf.node].state == NodeState::kPending)
+        << "ApplyEvaluation on a leaf that is not pending";
+    leaf.position.LegalActions(&legal_);
+    ZF_DCHECK(!legal_.empty()) << "non-terminal position without legal actions";
+    const int32_t first = static_cast<int32_t>(edges_.size());
+    const int k = static_cast<int>(legal_.size());
+    edges_.resize(edges_.size() + k);
+    Edge* edges = &edges_[first];
+    float sum = 0.0f;
+    for (int i = 0; i < k; ++i) {
+      const float p = policy[legal_[i]];
+      const float clean = p > 0.0f ? p : 0.0f;  // also maps NaN to 0
+      edges[i].prior = clean;
+      edges[i].action = static_cast<int16_t>(legal_[i]);
+      sum += clean;
+    }
+    if (sum > 0.0f && std::isfinite(sum)) {
+      const float inv = 1.0f / sum;
+      for (int i = 0; i < k; ++i) edges[i].prior *= inv;
+    } else {
+      const float uniform = 1.0f / static_cast<float>(k);
+      for (int i = 0; i < k; ++i) edges[i].prior = uniform;
+    }
+    Node& node = nodes_[leaf.node];
+    node.first_edge = first;
+    node.num_edges = static_cast<int16_t>(k);
+    node.state = NodeState::kExpanded;
+    if (std::isnan(value)) value = 0.0f;
+    value = std::clamp(value, -1.0f, 1.0f);
+    Backup(leaf.node, node.to_play == 0 ? value : -value, /*remove_virtual_loss=*/true);
+    ++stats_.evaluations;
+  }
+
+  // Gives a pending leaf back without an evaluation (e.g. its request failed): removes its
+  // virtual loss; a later collection may select it again. Same requirements as ApplyEvaluation.
+  void CancelLeaf(const PendingLeaf<G>& leaf) {
+    ZF_CHECK(leaf.node >= 0 && leaf.node < static_cast<int32_t>(nodes_.size()) &&
+             nodes_[leaf.node].state == NodeState::kPending)
+        << "CancelLeaf on a leaf that is not pending";
+    nodes_[leaf.node].state = NodeState::kNew;
+    for (int32_t x = leaf.node; x >= 0; x = nodes_[x].parent) {
+      Node& nd = nodes_[x];
+      --nd.in_flight;
+      if (nd.parent_edge >= 0) --edges_[nd.parent_edge].in_flight;
+    }
+    ++stats_.cancelled;
+  }
+
+  // Collects, evaluates (one Evaluate call per round of up to batch_size leaves) and applies
+  // until Done(). Blocks for as long as the evaluator does.
+  // Returns: OK; InvalidArgument if batch_size < 1; FailedPrecondition if leaves are pending;
+  // the evaluator's error (the round's leaves are cancelled, the tree stays usable).
+  absl::Status Run(Evaluator<G>& evaluator, int batch_size = 1) {
+    Mcts* self = this;
+    return internal::RunRounds<G>(std::span<Mcts* const>(&self, 1), evaluator, batch_size,
+                                  [](const Mcts& m) { return m.Done(); }, scratch_);
+  }
+
+  // Visit counts of the root's children, indexed by action (size NumActions()).
+  std::vector<int> VisitCounts() const {
+    std::vector<int> counts(num_actions_, 0);
+    ForEachRootEdge([&](const Edge& e) { counts[e.action] = e.n; });
+    return counts;
+  }
+
+  // Visit counts of the children of the root's child reached by `action` (size NumActions();
+  // zeros where that child is not expanded). What VisitCounts() returns after Advance(action).
+  std::vector<int> ChildVisitCounts(int action) const {
+    std::vector<int> counts(num_actions_, 0);
+    ForEachRootEdge([&](const Edge& e) {
+      if (e.action != action || e.child < 0) return;
+      const Node& child = nodes_[e.child];
+      if (child.state != NodeState::kExpanded) return;
+      for (int i = 0; i < child.num_edges; ++i) {
+        const Edge& g = edges_[child.first_edge + i];
+        counts[g.action] = g.n;
+      }
+    });
+    return counts;
+  }
+
+  // The visit distribution over actions (size NumActions(), sums to 1). Before any child has
+  // been visited: the root priors if the root is expanded, else uniform over legal actions.
+  // Requires a non-terminal root (ZF_CHECK).
+  std::vector<float> PolicyTarget() const {
+    std::vector<float> target(num_actions_, 0.0f);
+    PolicyTarget(target);
+    return target;
+  }
+  // The same, written into `out` (size NumActions(), ZF_CHECK).
+  void PolicyTarget(std::span<float> out) const {
+    ZF_CHECK(static_cast<int>(out.size()) == num_actions_) << "PolicyTarget span size";
+    ZF_CHECK(nodes_[kRoot].state != NodeState::kTerminal) << "PolicyTarget at a terminal root";
+    std::fill(out.begin(), out.end(), 0.0f);
+    int64_t total = 0;
+    ForEachRootEdge([&](const Edge& e) { total += e.n; });
+    if (total > 0) {
+      const float inv = 1.0f / static_cast<float>(total);
+      ForEachRootEdge([&](const Edge& e) { out[e.action] = static_cast<float>(e.n) * inv; });
+    } else if (nodes_[kRoot].state == NodeState::kExpanded) {
+      ForEachRootEdge([&](const Edge& e) { out[e.action] = e.prior; });
+    } else {
+      std::vector<int> legal;
+      root_game_.LegalActions(&legal);
+      for (const int a : legal) out[a] = 1.0f / static_cast<float>(legal.size());
+    }
+  }
+
+  // The root's mean value for its player to move, in [-1, 1]; 0 before the first visit and at
+  // a terminal root (whose outcome root_position().Returns() gives).
+  float RootValue() const {
+    const Node& root = nodes_[kRoot];
+    if (root.state == NodeState::kTerminal || root.n == 0) return 0.0f;
+    return root.w / static_cast<float>(root.n);
+  }
+
+  // The root's children (legal actions, increasing); empty before the root is expanded.
+  std::vector<ChildStats> RootChildren() const {
+    std::vector<ChildStats> children;
+    ForEachRootEdge([&](const Edge& e) {
+      children.push_back({e.action, e.prior, e.n,
+                          e.n > 0 ? e.w / static_cast<float>(e.n) : 0.0f});
+    });
+    return children;
+  }
+
+  // The most visited root action; ties go to the higher prior, then the lower action. Requires
+  // an expanded root (ZF_CHECK).
+  int BestAction() const {
+    ZF_CHECK(nodes_[kRoot].state == NodeState::kExpanded) << "BestAction before expansion";
+    const Edge* best = nullptr;
+    ForEachRootEdge([&](const Edge& e) {
+      if (best == nullptr || e.n > best->n || (e.n == best->n && e.prior > best->prior)) {
+        best = &e;
+      }
+    });
+    return best->action;
+  }
+
+  // Samples a root action: temperature <= 0 takes the most visited (uniformly random among
+  // ties); otherwise action a with probability proportional to N(root, a)^(1 / temperature).
+  // Before any child visit, the priors take the place of the visits. Requires an expanded
+  // root (ZF_CHECK). Rng is a UniformRandomBitGenerator (e.g. std::mt19937_64).
+  template <typename Rng>
+  int SelectAction(float temperature, Rng& rng) const {
+    const Node& root = nodes_[kRoot];
+    ZF_CHECK(root.state == NodeState::kExpanded) << "SelectAction before expansion";
+    const Edge* edges = &edges_[root.first_edge];
+    const int k = root.num_edges;
+    int max_n = 0;
+    for (int i = 0; i < k; ++i) max_n = std::max(max_n, edges[i].n);
+    // Visits, or the priors before any visit, as non-negative weights.
+    auto weight = [&](int i) {
+      return max_n > 0 ? static_cast<double>(edges[i].n) : static_cast<double>(edges[i].prior);
+    };
+    double max_w = 0.0;
+    for (int i = 0; i < k; ++i) max_w = std::max(max_w, weight(i));
+    if (temperature <= 0.0f || max_w <= 0.0) {
+      int ties = 0;
+      for (int i = 0; i < k; ++i) ties += weight(i) == max_w;
+      int pick = std::uniform_int_distribution<int>(0, ties - 1)(rng);
+      for (int i = 0; i < k; ++i) {
+        if (weight(i) == max_w && pick-- == 0) return edges[i].action;
+      }
+    }
+    const double inv_t = 1.0 / static_cast<double>(temperature);
+    double total = 0.0;
+    for (int i = 0; i < k; ++i) total += std::pow(weight(i) / max_w, inv_t);
+    double r = std::uniform_real_distribution<double>(0.0, total)(rng);
+    int last_positive = 0;
+    for (int i = 0; i < k; ++i) {
+      const double p = std::pow(weight(i) / max_w, inv_t);
+      if (p <= 0.0) continue;
+      last_positive = i;
+      if (r < p) return edges[i].action;
+      r -= p;
+    }
+    return edges[last_positive].action;  // rounding left r >= 0 after the last weight
+  }
+
+  // Completed root visits, including those kept by tree reuse.
+  int RootVisits() const { return nodes_[kRoot].n; }
+  // Leaves collected and neither applied nor cancelled.
+  int NumPending() const { return nodes_[kRoot].in_flight; }
+  int NumNodes() const { return static_cast<int>(nodes_.size()); }
+  int NumEdges() const { return static_cast<int>(edges_.size()); }
+  const G& root_position() const { return root_game_; }
+  const MctsOptions& options() const { return options_; }
+  const MctsStats& stats() const { return stats_; }
+
+ private:
+  using Node = internal::Node;
+  using Edge = internal::Edge;
+  using NodeState = internal::NodeState;
+  static constexpr int32_t kRoot = 0;
+  static constexpr int32_t kMaxPending = std::numeric_limits<int16_t>::max();
+
+  Mcts(const G& root, const MctsOptions& options)
+      : options_(options),
+        root_game_(root),
+        num_actions_(root.NumActions()),
+        budget_(options.num_simulations),
+        add_noise_(options.add_noise),
+        noise_rng_(options.seed) {
+    legal_.reserve(num_actions_);
+    path_.reserve(root.MaxGameLength() + 1);
+    ResetTree();
+  }
+
+  void Reserve() {
+    const size_t nodes = static_cast<size_t>(budget_) + 1;
+    // Edges: one per legal action of each expanded node; the branching factor rarely reaches
+    // NumActions() in large games, so cap the up-front reservation and let the vector grow.
+    const size_t edges = nodes * static_cast<size_t>(std::min(num_actions_, 64));
+    nodes_.reserve(nodes);
+    edges_.reserve(edges);
+    spare_nodes_.reserve(nodes);
+    spare_edges_.reserve(edges);
+  }
+
+  void ResetTree() {
+    Reserve();
+    nodes_.clear();
+    edges_.clear();
+    Node root;
+    if (root_game_.IsTerminal()) {
+      root.state = NodeState::kTerminal;
+      root.terminal_value0 = root_game_.Returns()[0];
+    } else {
+      root.to_play = static_cast<int8_t>(root_game_.ToPlay());
+    }
+    nodes_.push_back(root);
+    root_noised_ = false;
+  }
+
+  int32_t NewNode(int32_t parent, int32_t parent_edge) {
+    Node node;
+    node.parent = parent;
+    node.parent_edge = parent_edge;
+    nodes_.push_back(node);
+    return static_cast<int32_t>(nodes_.size()) - 1;
+  }
+
+  // The PUCT choice at an expanded node; returns an edge index.
+  int32_t SelectEdge(const Node& node) const {
+    const float vl = static_cast<float>(options_.virtual_loss);
+    const float parent_visits =
+        static_cast<float>(node.n - 1) + vl * static_cast<float>(node.in_flight);
+    float c = options_.c_puct;
+    if (options_.c_puct_base > 0.0f) {
+      c += std::log((parent_visits + options_.c_puct_base + 1.0f) / options_.c_puct_base);
+    }
+    const float cu = c * std::sqrt(std::max(parent_visits, 1.0f));
+    const float fpu = node.w / static_cast<float>(node.n) - options_.fpu_reduction;
+    const Edge* edges = &edges_[node.first_edge];
+    const int k = node.num_edges;
+    int best = 0;
+    float best_score = -std::numeric_limits<float>::infinity();
+    for (int i = 0; i < k; ++i) {
+      const Edge& e = edges[i];
+      const float virtual_visits = vl * static_cast<float>(e.in_flight);
+      const float visits = static_cast<float>(e.n) + virtual_visits;
+      const float q = visits > 0.0f ? (e.w - virtual_visits) / visits : fpu;
+      const float score = q + cu * e.prior / (1.0f + visits);
+      if (score > best_score) {
+        best_score = score;
+        best = i;
+      }
+    }
+    return node.first_edge + best;
+  }
+
+  void AddVirtualLoss(int32_t leaf) {
+    for (int32_t x = leaf; x >= 0; x = nodes_[x].parent) {
+      Node& nd = nodes_[x];
+      ++nd.in_flight;
+      if (nd.parent_edge >= 0) ++edges_[nd.parent_edge].in_flight;
+    }
+  }
+
+  // Adds one visit with value v0 (for player 0) to `leaf` and every node and edge above it.
+  void Backup(int32_t leaf, float v0, bool remove_virtual_loss) {
+    const int in_flight_delta = remove_virtual_loss ? 1 : 0;
+    Node* nd = &nodes_[leaf];
+    nd->n += 1;
+    nd->in_flight -= in_flight_delta;
+    if (nd->state != NodeState::kTerminal) nd->w += nd->to_play == 0 ? v0 : -v0;
+    while (nd->parent >= 0) {
+      Edge& e = edges_[nd->parent_edge];
+      Node& p = nodes_[nd->parent];
+      const float v = p.to_play == 0 ? v0 : -v0;
+      e.n += 1;
+      e.w += v;
+      e.in_flight = static_cast<int16_t>(e.in_flight - in_flight_delta);
+      p.n += 1;
+      p.w += v;
+      p.in_flight -= in_flight_delta;
+      nd = &p;
+    }
+  }
+
+  void AddRootNoise() {
+    root_noised_ = true;
+    const Node& root = nodes_[kRoot];
+    Edge* edges = &edges_[root.first_edge];
+    const int k = root.num_edges;
+    std::gamma_distribution<float> gamma(options_.dirichlet_alpha, 1.0f);
+    noise_.resize(k);
+    float sum = 0.0f;
+    for (int i = 0; i < k; ++i) sum += noise_[i] = gamma(noise_rng_);
+    const float eps = options_.dirichlet_epsilon;
+    for (int i = 0; i < k; ++i) {
+      // All draws can underflow to 0 for tiny alpha; fall back to uniform noise.
+      const float eta = sum > 0.0f ? noise_[i] / sum : 1.0f / static_cast<float>(k);
+      edges[i].prior = (1.0f - eps) * edges[i].prior + eps * eta;
+    }
+  }
+
+  // Copies the subtree under `new_root` into the spare arenas (breadth first) and swaps them in.
+  void CompactSubtree(int32_t new_root) {
+    spare_nodes_.clear();
+    spare_edges_.clear();
+    spare_nodes_.push_back(nodes_[new_root]);
+    spare_nodes_[0].parent = -1;
+    spare_nodes_[0].parent_edge = -1;
+    for (size_t i = 0; i < spare_nodes_.size(); ++i) {
+      if (spare_nodes_[i].state != NodeState::kExpanded) continue;
+      const int32_t old_first = spare_nodes_[i].first_edge;
+      const int k = spare_nodes_[i].num_edges;
+      const int32_t new_first = static_cast<int32_t>(spare_edges_.size());
+      spare_nodes_[i].first_edge = new_first;
+      for (int j = 0; j < k; ++j) {
+        Edge e = edges_[old_first + j];
+        if (e.child >= 0) {
+          Node c = nodes_[e.child];  // its first_edge still indexes the old arena
+          c.parent = static_cast<int32_t>(i);
+          c.parent_edge = new_first + j;
+          spare_nodes_.push_back(c);
+          e.child = static_cast<int32_t>(spare_nodes_.size()) - 1;
+        }
+        spare_edges_.push_back(e);
+      }
+    }
+    nodes_.swap(spare_nodes_);
+    edges_.swap(spare_edges_);
+  }
+
+  template <typename F>
+  void ForEachRootEdge(F&& f) const {
+    const Node& root = nodes_[kRoot];
+    if (root.state != NodeState::kExpanded) return;
+    for (int i = 0; i < root.num_edges; ++i) f(edges_[root.first_edge + i]);
+  }
+
+  const MctsOptions options_;
+  G root_game_;
+  const int num_actions_;
+  int budget_;
+  bool add_noise_;
+  bool root_noised_ = false;
+  std::mt19937_64 noise_rng_;
+  std::vector<Node> nodes_;
+  std::vector<Edge> edges_;
+  std::vector<Node> spare_nodes_;  // the other half of the double-buffered arenas
+  std::vector<Edge> spare_edges_;
+  std::vector<int> path_;
+  std::vector<int> legal_;
+  std::vector<float> noise_;
+  MctsStats stats_;
+  internal::BatchScratch<G> scratch_;
+};
+
+// Runs every search in `searches` to Done(), putting the leaves of all of them (up to
+// leaves_per_search each) into one Evaluate call per round: many games per request. Blocks for
+// as long as the evaluator does.
+// Returns: OK; InvalidArgument if leaves_per_search < 1; FailedPrecondition if a search has
+// leaves pending; the evaluator's error (that round's leaves are cancelled).
+template <games::Game G>
+absl::Status RunBatched(std::type_identity_t<std::span<Mcts<G>* const>> searches,
+                        Evaluator<G>& evaluator, int leaves_per_search) {
+  internal::BatchScratch<G> scratch;
+  return internal::RunRounds<G>(searches, evaluator, leaves_per_search,
+                                [](const Mcts<G>& m) { return m.Done(); }, scratch);
+}
+
+}  // namespace zf::search

@@ -1,0 +1,295 @@
+// One game of AlphaZero self-play driven by MCTS, producing a GameRecord.
+//
+// Per move:
+//  1. Playout cap randomization (KataGo): with probability full_search_probability the move
+//     gets a full search (budget mcts.num_simulations, Dirichlet noise if mcts.add_noise) and
+//     its visit distribution is a policy target (full_search = 1); otherwise a fast search
+//     (budget fast_simulations, never noise), recorded with full_search = 0 so the learner uses
+//     it for the value target only. With tree reuse, visits kept from the previous move count
+//     towards the budget.
+//  2. Resignation: after the search, the mover's resign value is max(root value, value of the
+//     most visited child). When it stays below resign_threshold for resign_consecutive of that
+//     player's moves in a row, the player resigns: the game ends as a loss for them before the
+//     move is played (that position is not recorded). In a fraction
+//     resign_playthrough_fraction of games (drawn at the start) resignation is disabled; the
+//     first would-be resignation is recorded and, at the end, whether it would have been a false
+//     positive (the player did not lose). resign_threshold = -1 turns resignation off.
+//  3. Move choice: temperature `temperature` for the first temperature_moves plies, then
+//     final_temperature (0 = most visited, random among ties), via Mcts::SelectAction.
+//  4. The position (planes from G::Encode), policy target, player to move, full-search flag,
+//     action and root value are appended to the record; the move is played and the tree
+//     advanced (reuse_tree) or rebuilt. A terminal position or max_moves plies (truncated,
+//     scored as a draw) ends the game.
+//
+// The collect/apply API is Mcts's, so an actor can put the leaves of many games into one
+// request and keep several requests in flight: CollectLeaves returns the leaves of the current
+// move's search; ApplyEvaluation applies one, and when that completes the search it plays the
+// move (steps 2-4) and starts the next search, so a game moves forward only through these calls.
+// Play (one game) and PlaySelfPlayBatched (many games, one Evaluate call per round) are the
+// synchronous drivers.
+//
+// Randomness: everything (search kind, move sampling, playthrough draw, and the search's noise,
+// seeded from mcts.seed mixed with seed) follows from the options, so a game is reproducible.
+//
+// Thread-compatibility: thread-compatible; one thread drives a game at a time.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <span>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "common/logging.h"
+#include "games/game.h"
+#include "search/evaluator.h"
+#include "search/game_record.h"
+#include "search/mcts.h"
+
+namespace zf::search {
+
+struct SelfPlayOptions {
+  // The search. num_simulations is the full-search budget (>= 2); add_noise applies to full
+  // searches only; mcts.seed is mixed with `seed` below.
+  MctsOptions mcts;
+  // Temperature for plies [0, temperature_moves), then final_temperature; >= 0 each.
+  int temperature_moves = 16;
+  float temperature = 1.0f;
+  float final_temperature = 0.0f;
+  // Playout cap randomization: probability of a full search, in [0, 1] (1 = always full), and
+  // the budget of the others (>= 2 when full_search_probability < 1).
+  float full_search_probability = 1.0f;
+  int fast_simulations = 32;
+  // Resignation: threshold in [-1, 1] (-1 = never resign), moves in a row (>= 1), and the
+  // fraction of games, in [0, 1], played out with resignation disabled.
+  float resign_threshold = -1.0f;
+  int resign_consecutive = 3;
+  float resign_playthrough_fraction = 0.1f;
+  // Plies after which the game stops as a draw; 0 = the game's MaxGameLength().
+  int max_moves = 0;
+  // Keep the chosen child's subtree between moves.
+  bool reuse_tree = true;
+  uint64_t seed = 0;
+
+  // Returns: OK; InvalidArgument naming the first field out of range.
+  absl::Status Validate() const;
+};
+
+namespace internal {
+// SplitMix64: derives independent seeds from one.
+inline uint64_t MixSeed(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+}  // namespace internal
+
+template <games::Game G>
+class SelfPlayGame {
+ public:
+  // A game starting at `start` (usually the initial position).
+  // Returns: InvalidArgument if options.Validate() fails or `start` is terminal.
+  static absl::StatusOr<std::unique_ptr<SelfPlayGame>> Create(const G& start,
+                                                              const SelfPlayOptions& options) {
+    absl::Status status = options.Validate();
+    if (!status.ok()) return status;
+    if (start.IsTerminal()) return absl::InvalidArgumentError("start position is terminal");
+    MctsOptions mcts_options = options.mcts;
+    mcts_options.seed = options.mcts.seed ^ internal::MixSeed(options.seed);
+    absl::StatusOr<std::unique_ptr<Mcts<G>>> mcts = Mcts<G>::Create(start, mcts_options);
+    if (!mcts.ok()) return mcts.status();
+    return std::unique_ptr<SelfPlayGame>(new SelfPlayGame(start, options, *std::move(mcts)));
+  }
+
+  SelfPlayGame(const SelfPlayGame&) = delete;
+  SelfPlayGame& operator=(const SelfPlayGame&) = delete;
+
+  // Appends up to max_leaves leaves of the current move's search to *out and returns how many
+  // (Mcts::CollectLeaves). Plays moves whose search completes during collection (terminal
+  // shortcuts, reused visits). Returns 0 when Finished(), or when every leaf it could reach is
+  // already pending.
+  int CollectLeaves(int max_leaves, std::vector<PendingLeaf<G>>* out) {
+    if (max_leaves < 1) return 0;
+    int added = 0;
+    while (!finished_ && added == 0) {
+      if (mcts_->Done()) {
+        FinishMove();
+        continue;
+      }
+      added = mcts_->CollectLeaves(max_leaves, out);
+      if (added == 0 && !mcts_->Done()) break;  // collided with our own pending leaves
+    }
+    return added;
+  }
+
+  // Mcts::ApplyEvaluation; when the search is then complete, plays the move (and any following
+  // move whose search is already complete). Same requirements as Mcts::ApplyEvaluation.
+  void ApplyEvaluation(const PendingLeaf<G>& leaf, std::span<const float> policy, float value) {
+    mcts_->ApplyEvaluation(leaf, policy, value);
+    while (!finished_ && mcts_->Done()) FinishMove();
+  }
+
+  // Mcts::CancelLeaf.
+  void CancelLeaf(const PendingLeaf<G>& leaf) { mcts_->CancelLeaf(leaf); }
+
+  // Plays the game to the end with `evaluator`, up to leaves_per_round leaves per Evaluate call.
+  // Returns: OK; InvalidArgument if leaves_per_round < 1; FailedPrecondition if leaves are
+  // pending; the evaluator's error (the game stays usable).
+  absl::Status Play(Evaluator<G>& evaluator, int leaves_per_round = 8) {
+    SelfPlayGame* self = this;
+    internal::BatchScratch<G> scratch;
+    return internal::RunRounds<G>(std::span<SelfPlayGame* const>(&self, 1), evaluator,
+                                  leaves_per_round,
+                                  [](const SelfPlayGame& g) { return g.Finished(); }, scratch);
+  }
+
+  bool Finished() const { return finished_; }
+  int NumPending() const { return mcts_->NumPending(); }
+  // Plies played so far.
+  int num_moves() const { return record_.num_moves; }
+  const G& position() const { return position_; }
+  const Mcts<G>& search() const { return *mcts_; }
+  // Whether the current move's search is a full one.
+  bool current_move_is_full() const { return current_full_; }
+  // The record so far; complete once Finished().
+  const GameRecord& record() const { return record_; }
+  // Moves the record out. Requires Finished() (ZF_CHECK).
+  GameRecord TakeRecord() {
+    ZF_CHECK(finished_) << "TakeRecord before the game finished";
+    return std::move(record_);
+  }
+
+ private:
+  SelfPlayGame(const G& start, const SelfPlayOptions& options, std::unique_ptr<Mcts<G>> mcts)
+      : options_(options),
+        position_(start),
+        mcts_(std::move(mcts)),
+        rng_(internal::MixSeed(options.seed ^ 0x5E1F'0000'0000'0001ULL)),
+        max_moves_(options.max_moves > 0 ? options.max_moves : start.MaxGameLength()),
+        resign_enabled_(options.resign_threshold > -1.0f) {
+    record_.game = start.Name();
+    record_.shape = start.Shape();
+    record_.num_actions = start.NumActions();
+    const size_t expected = static_cast<size_t>(std::min(max_moves_, start.MaxGameLength()));
+    record_.planes.reserve(expected * record_.shape.Size());
+    record_.policy_targets.reserve(expected * record_.num_actions);
+    record_.resignation_disabled =
+        resign_enabled_ &&
+        std::bernoulli_distribution(options.resign_playthrough_fraction)(rng_);
+    StartMove();
+  }
+
+  void StartMove() {
+    current_full_ = std::bernoulli_distribution(options_.full_search_probability)(rng_);
+    mcts_->SetSimulationBudget(current_full_ ? options_.mcts.num_simulations
+                                             : options_.fast_simulations);
+    mcts_->SetAddNoise(current_full_ && options_.mcts.add_noise);
+  }
+
+  // Called when the current search is Done(): resignation check, record, move, next search.
+  void FinishMove() {
+    const int player = position_.ToPlay();
+    const int move = record_.num_moves;
+    const float root_value = mcts_->RootValue();
+    if (resign_enabled_) {
+      float best_value = root_value;
+      int best_visits = -1;
+      for (const ChildStats& child : mcts_->RootChildren()) {
+        if (child.visits > best_visits) {
+          best_visits = child.visits;
+          best_value = child.value;
+        }
+      }
+      const float resign_value = std::max(root_value, best_value);
+      below_threshold_[player] =
+          resign_value < options_.resign_threshold ? below_threshold_[player] + 1 : 0;
+      if (below_threshold_[player] >= options_.resign_consecutive) {
+        if (!record_.resignation_disabled) {
+          record_.resigned = true;
+          record_.resigning_player = player;
+          games::Returns returns;
+          returns[player] = -1.0f;
+          returns[1 - player] = 1.0f;
+          EndGame(returns);
+          return;
+        }
+        if (!record_.would_have_resigned) {
+          record_.would_have_resigned = true;
+          record_.would_resign_player = player;
+          record_.would_resign_move = move;
+        }
+      }
+    }
+
+    const size_t plane_size = static_cast<size_t>(record_.shape.Size());
+    record_.planes.resize(record_.planes.size() + plane_size);
+    position_.Encode(record_.planes.data() + record_.planes.size() - plane_size);
+    const size_t a = static_cast<size_t>(record_.num_actions);
+    record_.policy_targets.resize(record_.policy_targets.size() + a);
+    mcts_->PolicyTarget(std::span<float>(record_.policy_targets).last(a));
+    record_.to_play.push_back(static_cast<int8_t>(player));
+    record_.full_search.push_back(current_full_ ? 1 : 0);
+    record_.root_values.push_back(root_value);
+
+    const float temperature =
+        move < options_.temperature_moves ? options_.temperature : options_.final_temperature;
+    const int action = mcts_->SelectAction(temperature, rng_);
+    record_.actions.push_back(action);
+    ++record_.num_moves;
+    position_.Apply(action);
+    if (options_.reuse_tree) {
+      mcts_->Advance(action);
+    } else {
+      mcts_->SetRoot(position_);
+    }
+    if (position_.IsTerminal()) {
+      EndGame(position_.Returns());
+    } else if (record_.num_moves >= max_moves_) {
+      record_.truncated = true;
+      EndGame({0.0f, 0.0f});
+    } else {
+      StartMove();
+    }
+  }
+
+  void EndGame(const games::Returns& returns) {
+    record_.returns = returns;
+    if (record_.would_have_resigned) {
+      record_.resign_false_positive = returns[record_.would_resign_player] >= 0.0f;
+    }
+    finished_ = true;
+  }
+
+  const SelfPlayOptions options_;
+  G position_;
+  std::unique_ptr<Mcts<G>> mcts_;
+  std::mt19937_64 rng_;
+  const int max_moves_;
+  const bool resign_enabled_;
+  bool current_full_ = true;
+  bool finished_ = false;
+  int below_threshold_[2] = {0, 0};
+  GameRecord record_;
+};
+
+// Plays every game in `games` to the end, putting the leaves of all unfinished games (up to
+// leaves_per_game each) into one Evaluate call per round. Blocks for as long as the evaluator
+// does.
+// Returns: OK; InvalidArgument if leaves_per_game < 1; FailedPrecondition if a game has leaves
+// pending; the evaluator's error (that round's leaves are cancelled).
+template <games::Game G>
+absl::Status PlaySelfPlayBatched(std::type_identity_t<std::span<SelfPlayGame<G>* const>> games,
+                                 Evaluator<G>& evaluator, int leaves_per_game) {
+  internal::BatchScratch<G> scratch;
+  return internal::RunRounds<G>(games, evaluator, leaves_per_game,
+                                [](const SelfPlayGame<G>& g) { return g.Finished(); }, scratch);
+}
+
+}  // namespace zf::search
