@@ -6,6 +6,10 @@ BUILD ?= build
 BUILD_ASAN ?= build-asan
 JOBS ?= $(shell nproc)
 CMAKE_ARGS ?=
+# ccache hits across checkouts (CI builds a fresh clone): paths relative to the repository,
+# and the build directory left out of the hash even though we build with -g.
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
 
 .PHONY: all bootstrap configure build demo test test-ctest test-thread-safety test-asan clean
 

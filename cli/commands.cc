@@ -1,6 +1,8 @@
 // The table of `zf` subcommands. Each group lives in cli/commands/.
 #include "cli/command.h"
 #include "cli/commands/game_commands.h"
+#include "cli/commands/model_commands.h"
+#include "cli/commands/player_commands.h"
 
 namespace zf::cli {
 
@@ -8,6 +10,8 @@ const std::vector<Command>& Commands() {
   static const std::vector<Command>* commands = [] {
     auto* all = new std::vector<Command>();
     for (Command& c : GameCommands()) all->push_back(std::move(c));
+    for (Command& c : PlayerCommands()) all->push_back(std::move(c));
+    for (Command& c : ModelCommands()) all->push_back(std::move(c));
     return all;
   }();
   return *commands;

@@ -1,0 +1,258 @@
+// `zf match`, `zf play` and `zf bench mcts`.
+#include "cli/commands/player_commands.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "cli/common_flags.h"
+#include "cli/json.h"
+#include "cli/players.h"
+#include "common/status_macros.h"
+#include "games/registry.h"
+#include "search/throughput.h"
+
+ABSL_FLAG(std::string, p1, "", "match: the first player's spec (random, mcts:SIMS, uniform:SIMS, "
+                               "net:CHECKPOINT:SIMS, perfect)");
+ABSL_FLAG(std::string, p2, "", "match: the second player's spec");
+ABSL_FLAG(int, games, 10, "match: number of games, colours alternating (1..100000)");
+ABSL_FLAG(bool, verbose, false, "match: print every move, the board and the players' thinking");
+ABSL_FLAG(std::string, vs, "mcts:1000", "play: the engine's player spec");
+ABSL_FLAG(bool, engine_first, false, "play: the engine moves first");
+ABSL_FLAG(int, sims, 800, "bench mcts: simulations per search (1..100000)");
+ABSL_FLAG(double, seconds, 3.0, "bench mcts: minimum measuring time in seconds (0.1..600)");
+
+namespace zf::cli {
+namespace {
+
+uint64_t SeedFromFlag() {
+  uint64_t seed = absl::GetFlag(FLAGS_seed);
+  return seed != 0 ? seed : static_cast<uint64_t>(absl::ToUnixNanos(absl::Now()));
+}
+
+absl::Status NoArgs(const std::vector<std::string>& args) {
+  if (args.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("unexpected argument \"", args[0], "\""));
+}
+
+std::string ResultText(games::Returns r, int player) {
+  return r[player] > 0 ? "win" : r[player] < 0 ? "loss" : "draw";
+}
+
+absl::Status RunMatch(const std::vector<std::string>& args) {
+  ZF_RETURN_IF_ERROR(NoArgs(args));
+  ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
+  std::string p1_spec = absl::GetFlag(FLAGS_p1), p2_spec = absl::GetFlag(FLAGS_p2);
+  if (p1_spec.empty() || p2_spec.empty()) {
+    return absl::InvalidArgumentError("--p1 and --p2 are required (players: " +
+                                      std::string(kPlayerSpecHelp) + ")");
+  }
+  int num_games = absl::GetFlag(FLAGS_games);
+  if (num_games < 1 || num_games > 100000) {
+    return absl::InvalidArgumentError(absl::StrCat("--games must be in 1..100000, got ", num_games));
+  }
+  const uint64_t seed = SeedFromFlag();
+  const bool json = absl::GetFlag(FLAGS_json), verbose = absl::GetFlag(FLAGS_verbose);
+  return games::VisitGame(config, [&](const auto& start) -> absl::Status {
+    using G = std::decay_t<decltype(start)>;
+    ZF_ASSIGN_OR_RETURN(std::unique_ptr<Player<G>> p1, MakePlayer<G>(p1_spec, start, seed));
+    ZF_ASSIGN_OR_RETURN(std::unique_ptr<Player<G>> p2, MakePlayer<G>(p2_spec, start, seed + 1));
+    int wins = 0, draws = 0, losses = 0;
+    absl::Time t0 = absl::Now();
+    for (int i = 0; i < num_games; ++i) {
+      // p1 plays first in even games, second in odd ones.
+      const int p1_seat = i % 2;
+      Player<G>* seats[2] = {p1_seat == 0 ? p1.get() : p2.get(), p1_seat == 0 ? p2.get() : p1.get()};
+      G game = start;
+      std::vector<std::string> moves;
+      while (!game.IsTerminal()) {
+        ZF_ASSIGN_OR_RETURN(int action, seats[game.ToPlay()]->ChooseAction(game));
+        if (!game.IsLegal(action)) {
+          return absl::InternalError(absl::StrCat("player chose illegal action ", action));
+        }
+        moves.push_back(game.ActionToString(action));
+        const int mover = game.ToPlay();
+        if (verbose && !json) {
+          std::cout << "move " << moves.size() << ": " << (mover == p1_seat ? "p1 " : "p2 ")
+                    << (mover == p1_seat ? p1_spec : p2_spec) << " plays " << moves.back()
+                    << "\n  (" << seats[mover]->Thinking(game) << ")\n";
+        }
+        game.Apply(action);
+        if (verbose && !json) std::cout << game.ToString() << std::endl;
+      }
+      games::Returns r = game.Returns();
+      float p1_return = r[p1_seat];
+      if (p1_return > 0) ++wins;
+      else if (p1_return < 0) ++losses;
+      else ++draws;
+      if (!json) {
+        std::cout << absl::StrFormat("game %d: p1 plays %s, %s for p1 in %d moves", i + 1,
+                                     p1_seat == 0 ? "first" : "second",
+                                     ResultText(r, p1_seat), moves.size());
+        std::cout << ": " << absl::StrJoin(moves, ",");
+        std::cout << std::endl;
+      }
+    }
+    double seconds = absl::ToDoubleSeconds(absl::Now() - t0);
+    if (json) {
+      std::cout << "{\"wins\": " << wins << ", \"draws\": " << draws << ", \"losses\": " << losses
+                << "}\n";
+    } else {
+      std::cout << absl::StrFormat(
+          "%s: p1 %s vs p2 %s over %d games: %d wins, %d draws, %d losses for p1 "
+          "(score %.1f%%) in %.1f s\n",
+          start.Name(), p1_spec, p2_spec, num_games, wins, draws, losses,
+          100.0 * (wins + 0.5 * draws) / num_games, seconds);
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status RunPlay(const std::vector<std::string>& args) {
+  ZF_RETURN_IF_ERROR(NoArgs(args));
+  ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
+  const std::string spec = absl::GetFlag(FLAGS_vs);
+  const bool engine_first = absl::GetFlag(FLAGS_engine_first);
+  const uint64_t seed = SeedFromFlag();
+  return games::VisitGame(config, [&](const auto& start) -> absl::Status {
+    using G = std::decay_t<decltype(start)>;
+    ZF_ASSIGN_OR_RETURN(std::unique_ptr<Player<G>> engine, MakePlayer<G>(spec, start, seed));
+    const int engine_seat = engine_first ? 0 : 1;
+    G game = start;
+    std::cout << "You play " << (engine_seat == 0 ? "second" : "first") << " against " << spec
+              << ". Type a move (number or text form), 'legal' to list moves, 'quit' to stop.\n\n"
+              << game.ToString() << "\n";
+    std::vector<int> legal;
+    while (!game.IsTerminal()) {
+      int action = -1;
+      if (game.ToPlay() == engine_seat) {
+        ZF_ASSIGN_OR_RETURN(action, engine->ChooseAction(game));
+        std::string thinking = engine->Thinking(game);
+        std::cout << "engine plays " << game.ActionToString(action) << "\n";
+        if (!thinking.empty()) std::cout << "  (" << thinking << ")\n";
+      } else {
+        std::cout << "your move> " << std::flush;
+        std::string line;
+        if (!std::getline(std::cin, line)) {
+          std::cout << "\n(end of input: game abandoned)\n";
+          return absl::OkStatus();
+        }
+        std::string text(absl::StripAsciiWhitespace(line));
+        if (text.empty()) continue;
+        if (text == "quit" || text == "q") return absl::OkStatus();
+        if (text == "legal") {
+          game.LegalActions(&legal);
+          std::vector<std::string> names;
+          for (int a : legal) names.push_back(game.ActionToString(a));
+          std::cout << "legal moves: " << absl::StrJoin(names, " ") << "\n";
+          continue;
+        }
+        absl::StatusOr<int> parsed = game.ParseAction(text);
+        if (!parsed.ok()) {
+          std::cout << "not a move: " << parsed.status().message() << "\n";
+          continue;
+        }
+        if (!game.IsLegal(*parsed)) {
+          std::cout << "illegal move " << text << " (type 'legal' to list moves)\n";
+          continue;
+        }
+        action = *parsed;
+      }
+      game.Apply(action);
+      std::cout << "\n" << game.ToString() << "\n";
+    }
+    games::Returns r = game.Returns();
+    int human_seat = 1 - engine_seat;
+    std::cout << (r[human_seat] > 0 ? "You win." : r[human_seat] < 0 ? "The engine wins." : "Draw.")
+              << "\n";
+    return absl::OkStatus();
+  });
+}
+
+std::string CpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (absl::StartsWith(line, "model name")) {
+      size_t colon = line.find(':');
+      if (colon != std::string::npos) return std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
+    }
+  }
+  return "unknown CPU";
+}
+
+absl::Status RunBench(const std::vector<std::string>& args) {
+  if (args.size() != 1 || args[0] != "mcts") {
+    return absl::InvalidArgumentError(
+        args.empty() ? "which benchmark? usage: zf bench mcts --game G [--json]"
+                     : absl::StrCat("unknown benchmark \"", args[0], "\"; benchmarks: mcts"));
+  }
+  ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
+  int sims = absl::GetFlag(FLAGS_sims);
+  if (sims < 1 || sims > 100000) {
+    return absl::InvalidArgumentError(absl::StrCat("--sims must be in 1..100000, got ", sims));
+  }
+  double seconds = absl::GetFlag(FLAGS_seconds);
+  if (!(seconds >= 0.1 && seconds <= 600)) {
+    return absl::InvalidArgumentError(absl::StrCat("--seconds must be in 0.1..600, got ", seconds));
+  }
+  return games::VisitGame(config, [&](const auto& start) -> absl::Status {
+    search::ThroughputResult r =
+        search::MeasureThroughput(start, sims, absl::Seconds(seconds), /*batch_size=*/16);
+    const std::string cpu = CpuModel();
+    const unsigned cores = std::thread::hardware_concurrency();
+    if (absl::GetFlag(FLAGS_json)) {
+      std::cout << "{\"game\": " << JsonString(start.Name())
+                << ", \"sims_per_sec\": " << absl::StrFormat("%.0f", r.SimulationsPerSecond())
+                << ", \"simulations\": " << r.simulations << ", \"searches\": " << r.searches
+                << ", \"seconds\": " << absl::StrFormat("%.3f", r.seconds)
+                << ", \"sims_per_search\": " << sims << ", \"threads\": 1"
+                << ", \"evaluator\": \"uniform\", \"cpu\": " << JsonString(cpu)
+                << ", \"cores\": " << cores << "}\n";
+    } else {
+      std::cout << absl::StrFormat(
+          "MCTS search speed, one thread, uniform evaluator (tree work only)\n"
+          "  machine          %s, %u cores\n"
+          "  game             %s\n"
+          "  sims per search  %d\n"
+          "  searches         %d\n"
+          "  simulations      %d in %.2f s\n"
+          "  sims/s           %.0f\n",
+          cpu, cores, start.Name(), sims, r.searches, r.simulations, r.seconds,
+          r.SimulationsPerSecond());
+    }
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace
+
+std::vector<Command> PlayerCommands() {
+  return {
+      {"match", "play N games between two players, colours alternating; prints p1's wins/draws/losses",
+       "zf match --game G --p1 SPEC --p2 SPEC --games N [--json] [--seed S] [--verbose]",
+       {"game", "p1", "p2", "games", "json", "seed", "verbose"}, RunMatch},
+      {"play", "play against an engine in the terminal, with its thinking shown",
+       "zf play --game G --vs SPEC [--engine_first] [--seed S]",
+       {"game", "vs", "engine_first", "seed"}, RunPlay},
+      {"bench", "benchmarks; 'zf bench mcts': MCTS simulations per second on one thread",
+       "zf bench mcts --game G [--sims N] [--seconds S] [--json]",
+       {"game", "sims", "seconds", "json"}, RunBench},
+  };
+}
+
+}  // namespace zf::cli

@@ -1,0 +1,50 @@
+// Torch-free glue between a game and the network's shape.
+//
+//   NetworkShape shape = NetworkShapeForGame(games::ConnectFour(), /*blocks=*/4, /*filters=*/64);
+//   // 3x6x7 -> 7 actions, 4 blocks x 64 filters, value hidden 64
+//
+// Thread-safety: free functions; thread-safe.
+#pragma once
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "games/game.h"
+#include "model/network.h"
+
+namespace zf::model {
+
+// The shape of a network for `game` (its planes and action count; for games whose size is a
+// parameter, of that size) with the given tower. The result may still fail Validate() when
+// the tower arguments are out of range.
+template <games::Game G>
+NetworkShape NetworkShapeForGame(const G& game, int blocks = NetworkShape{}.blocks,
+                                 int filters = NetworkShape{}.filters,
+                                 int value_hidden = NetworkShape{}.value_hidden) {
+  const games::PlaneShape planes = game.Shape();
+  NetworkShape shape;
+  shape.input_channels = planes.channels;
+  shape.board_height = planes.height;
+  shape.board_width = planes.width;
+  shape.num_actions = game.NumActions();
+  shape.blocks = blocks;
+  shape.filters = filters;
+  shape.value_hidden = value_hidden;
+  return shape;
+}
+
+// Checks that a network of `shape` can evaluate `game`: same planes and action count.
+// Returns: OK; InvalidArgument naming both shapes otherwise.
+template <games::Game G>
+absl::Status CheckShapeFitsGame(const NetworkShape& shape, const G& game) {
+  const games::PlaneShape planes = game.Shape();
+  if (shape.input_channels != planes.channels || shape.board_height != planes.height ||
+      shape.board_width != planes.width || shape.num_actions != game.NumActions()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("network ", shape.DebugString(), " does not fit game ", game.Name(),
+                     " (planes ", planes.channels, "x", planes.height, "x", planes.width, ", ",
+                     game.NumActions(), " actions)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace zf::model

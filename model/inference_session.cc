@@ -1,0 +1,300 @@
+// A light LibTorch translation unit: Tensor methods and per-op headers only (see
+// model/internal/network_ops.h); the nn module headers stay in residual_net.cc.
+#define TORCH_ASSERT_ONLY_METHOD_OPERATORS
+
+#include "model/inference_session.h"
+
+#include <ATen/Parallel.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/from_blob.h>
+#include <c10/core/InferenceMode.h>
+#include <dlfcn.h>
+#include <torch/cuda.h>
+
+#if ZF_WITH_CUDA
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
+#include "common/status_macros.h"
+#include "model/checkpoint.h"
+#include "model/internal/network_ops.h"
+#include "model/network.h"
+
+#ifndef ZF_WITH_CUDA
+#error "ZF_WITH_CUDA must be defined (0 or 1) by the build"
+#endif
+
+namespace zf::model {
+namespace {
+
+constexpr int kMaxThreads = 1024;
+
+// Bumped by SetIntraOpThreads. LibTorch's OpenMP backend applies its thread count to each
+// thread lazily (omp_set_num_threads is per thread), and only inside at::parallel_for, which
+// not every kernel goes through; Run re-applies it on a thread that has not seen the latest
+// setting.
+std::atomic<int> thread_setting_generation{0};
+
+void ApplyThreadSettingToThisThread() {
+  thread_local int seen = -1;
+  const int generation = thread_setting_generation.load(std::memory_order_acquire);
+  if (seen != generation) {
+    at::init_num_threads();
+    seen = generation;
+  }
+}
+
+struct ParsedDevice {
+  bool cuda = false;
+  int index = 0;
+  bool automatic = false;
+};
+
+absl::StatusOr<ParsedDevice> ParseDevice(absl::string_view text) {
+  if (text == "cpu") return ParsedDevice{};
+  if (text == "auto") return ParsedDevice{.automatic = true};
+  if (text == "cuda") return ParsedDevice{.cuda = true};
+  int index = -1;
+  absl::string_view number = text;
+  if (absl::ConsumePrefix(&number, "cuda:") && absl::SimpleAtoi(number, &index) && index >= 0 &&
+      index < 64) {
+    return ParsedDevice{.cuda = true, .index = index};
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("device must be cpu, cuda, cuda:N or auto, got \"", text, "\""));
+}
+
+bool IsPrintable(absl::string_view s) {
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) return false;
+  }
+  return true;
+}
+
+absl::Status CheckSpan(absl::string_view name, size_t actual, int64_t expected) {
+  if (static_cast<int64_t>(actual) != expected) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, " has ", actual, " elements, expected ", expected));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+struct InferenceSession::Impl {
+  std::shared_ptr<internal::ResidualNetImpl> net;
+  c10::Device device{c10::kCPU};
+};
+
+absl::Status InferenceSession::Options::Validate() const {
+  ZF_RETURN_IF_ERROR(ParseDevice(device).status());
+  if (intra_op_threads < 0 || intra_op_threads > kMaxThreads) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("intra_op_threads must be in [0, ", kMaxThreads, "], got ", intra_op_threads));
+  }
+  if (checkpoint_path.empty() && !shape.has_value()) {
+    return absl::InvalidArgumentError("a fresh network (no checkpoint_path) needs a shape");
+  }
+  if (shape.has_value()) ZF_RETURN_IF_ERROR(shape->Validate());
+  if (!IsPrintable(game)) {
+    return absl::InvalidArgumentError("game must not contain control characters");
+  }
+  return absl::OkStatus();
+}
+
+InferenceSession::InferenceSession(std::unique_ptr<Impl> impl, NetworkShape shape, int64_t version,
+                                   std::string game, std::string device)
+    : impl_(std::move(impl)),
+      shape_(shape),
+      version_(version),
+      game_(std::move(game)),
+      device_(std::move(device)) {}
+
+InferenceSession::~InferenceSession() = default;
+
+absl::StatusOr<std::unique_ptr<InferenceSession>> InferenceSession::Create(const Options& options) {
+  ZF_RETURN_IF_ERROR(options.Validate());
+  ZF_ASSIGN_OR_RETURN(ParsedDevice parsed, ParseDevice(options.device));
+  if (parsed.automatic) {
+    parsed = CudaAvailable() ? ParsedDevice{.cuda = true} : ParsedDevice{};
+  }
+  if (parsed.cuda) {
+    if (!ZF_WITH_CUDA) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("device ", options.device, ": this build's LibTorch has no CUDA support"));
+    }
+    if (!CudaAvailable()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("device ", options.device, ": no CUDA device is visible"));
+    }
+#if ZF_WITH_CUDA
+    const int count = static_cast<int>(torch::cuda::device_count());
+    if (parsed.index >= count) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("device ", options.device, ": only ", count, " CUDA devices are visible"));
+    }
+#endif
+  }
+  if (options.intra_op_threads > 0) ZF_RETURN_IF_ERROR(SetIntraOpThreads(options.intra_op_threads));
+
+  auto impl = std::make_unique<Impl>();
+  NetworkShape shape;
+  int64_t version = 0;
+  std::string game = options.game;
+  if (options.checkpoint_path.empty()) {
+    shape = *options.shape;
+    ZF_ASSIGN_OR_RETURN(impl->net, internal::CreateNetwork(shape, options.seed));
+  } else {
+    ZF_ASSIGN_OR_RETURN(Checkpoint checkpoint, ReadCheckpoint(options.checkpoint_path));
+    const CheckpointManifest& m = checkpoint.manifest;
+    if (options.shape.has_value() && *options.shape != m.shape) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(options.checkpoint_path, ": the checkpoint's network is ",
+                       m.shape.DebugString(), ", expected ", options.shape->DebugString()));
+    }
+    if (!options.game.empty() && options.game != m.game) {
+      return absl::InvalidArgumentError(absl::StrCat(options.checkpoint_path,
+                                                     ": the checkpoint is for game ", m.game,
+                                                     ", expected ", options.game));
+    }
+    shape = m.shape;
+    version = m.version;
+    game = m.game;
+    // The initial values are overwritten; the seed only avoids LibTorch's global generator.
+    ZF_ASSIGN_OR_RETURN(impl->net, internal::CreateNetwork(shape, /*seed=*/0));
+    ZF_RETURN_IF_ERROR(
+        internal::LoadWeights(checkpoint.weights, options.checkpoint_path, *impl->net));
+  }
+
+  impl->device = parsed.cuda ? c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(parsed.index))
+                             : c10::Device(c10::kCPU);
+  ZF_RETURN_IF_ERROR(internal::PrepareForInference(*impl->net, impl->device));
+  std::string device = impl->device.str();
+  return std::unique_ptr<InferenceSession>(
+      new InferenceSession(std::move(impl), shape, version, std::move(game), std::move(device)));
+}
+
+absl::StatusOr<std::unique_ptr<InferenceSession>> InferenceSession::CreateFresh(
+    const NetworkShape& shape, uint64_t seed) {
+  Options options;
+  options.shape = shape;
+  options.seed = seed;
+  return Create(options);
+}
+
+absl::Status InferenceSession::Run(std::span<const uint8_t> planes, int batch,
+                                   std::span<float> policy_logits,
+                                   std::span<float> wdl_probs) const {
+  if (batch < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("batch must be >= 0, got ", batch));
+  }
+  const int64_t n = batch;
+  const int64_t actions = shape_.num_actions;
+  ZF_RETURN_IF_ERROR(CheckSpan("planes", planes.size(), n * shape_.PlaneSize()));
+  ZF_RETURN_IF_ERROR(CheckSpan("policy_logits", policy_logits.size(), n * actions));
+  ZF_RETURN_IF_ERROR(CheckSpan("wdl_probs", wdl_probs.size(), n * 3));
+  if (batch == 0) return absl::OkStatus();
+
+  return internal::TorchCall(absl::StatusCode::kInternal, "forward pass", [&] {
+    ApplyThreadSettingToThisThread();
+    c10::InferenceMode inference_mode;
+    const std::vector<int64_t> sizes = {n, shape_.input_channels, shape_.board_height,
+                                        shape_.board_width};
+    const auto uint8 = at::TensorOptions().dtype(at::kByte);
+    const auto float32 = at::TensorOptions().dtype(at::kFloat);
+    // from_blob does not copy and never writes: PlanesToInput makes a new tensor.
+    at::Tensor input = at::from_blob(const_cast<uint8_t*>(planes.data()), sizes, uint8);
+#if ZF_WITH_CUDA
+    // Concurrent Runs each get a stream from the pool so their work can overlap.
+    std::optional<c10::cuda::CUDAStreamGuard> stream_guard;
+    if (impl_->device.is_cuda()) {
+      stream_guard.emplace(
+          c10::cuda::getStreamFromPool(/*isHighPriority=*/false, impl_->device.index()));
+      // uint8 through pinned memory: 4x fewer bytes than float, and an asynchronous copy.
+      at::Tensor pinned = at::empty(sizes, uint8.pinned_memory(true));
+      std::memcpy(pinned.data_ptr<uint8_t>(), planes.data(), planes.size());
+      input = pinned.to(impl_->device, /*non_blocking=*/true);
+    }
+#endif
+    internal::NetworkOutput out = internal::Forward(*impl_->net, internal::PlanesToInput(input));
+    // Copying into the caller's (pageable) buffers waits for the device.
+    at::from_blob(policy_logits.data(), {n, actions}, float32).copy_(out.policy_logits);
+    at::from_blob(wdl_probs.data(), {n, 3}, float32).copy_(out.wdl_logits.softmax(/*dim=*/1));
+  });
+}
+
+absl::StatusOr<CheckpointManifest> InferenceSession::Save(const std::string& path,
+                                                          const SaveOptions& options) const {
+  Checkpoint checkpoint;
+  CheckpointManifest& m = checkpoint.manifest;
+  m.game = options.game.value_or(game_);
+  if (m.game.empty()) {
+    return absl::InvalidArgumentError("Save: the checkpoint needs a game name");
+  }
+  m.shape = shape_;
+  m.version = options.version.value_or(version_);
+  m.training_step = options.training_step;
+  m.torch_version = internal::TorchVersion();
+  ZF_ASSIGN_OR_RETURN(checkpoint.weights, internal::SerializeWeights(*impl_->net));
+  return WriteCheckpoint(path, checkpoint);
+}
+
+absl::Status SetIntraOpThreads(int threads) {
+  if (threads < 1 || threads > kMaxThreads) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("intra-op threads must be in [1, ", kMaxThreads, "], got ", threads));
+  }
+  ZF_RETURN_IF_ERROR(internal::TorchCall(absl::StatusCode::kInternal, "at::set_num_threads",
+                                         [&] { at::set_num_threads(threads); }));
+  // Looked up at run time: OpenBLAS is present only when libblas.so.3 is OpenBLAS (Debian's
+  // alternatives), and a CUDA LibTorch links MKL instead.
+  using SetThreadsFn = void (*)(int);
+  if (auto* set_openblas =
+          reinterpret_cast<SetThreadsFn>(::dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) {
+    set_openblas(threads);
+  }
+  thread_setting_generation.fetch_add(1, std::memory_order_acq_rel);
+  return absl::OkStatus();
+}
+
+int IntraOpThreads() {
+  try {
+    ApplyThreadSettingToThisThread();
+    return at::get_num_threads();
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+bool CudaAvailable() {
+#if ZF_WITH_CUDA
+  try {
+    return torch::cuda::is_available();
+  } catch (...) {
+    return false;
+  }
+#else
+  return false;
+#endif
+}
+
+}  // namespace zf::model

@@ -1,0 +1,148 @@
+// InferenceSession: one network, loaded once, evaluated on raw buffers. Torch-free header.
+//
+// It is the in-process forward pass behind every network evaluation: LocalEvaluator (search
+// in the same process: `zf play`, `zf match`, the batch-1 baseline of the benchmarks) and, later,
+// the inference server's torch backend. Callers hand it uint8 planes and get policy logits and
+// win/draw/loss probabilities back; LibTorch stays inside model/.
+//
+//   ZF_ASSIGN_OR_RETURN(auto session, InferenceSession::Create({.checkpoint_path = path}));
+//   ZF_RETURN_IF_ERROR(session->Run(planes, batch, logits, wdl));
+//
+// Per call, Run copies the planes to the session's device as uint8 (through pinned memory on
+// CUDA), converts them to float there, runs the network in eval mode under c10::InferenceMode,
+// applies a softmax to the value head, and copies the results into the caller's buffers.
+//
+// Threads. LibTorch's CPU kernels use an intra-op thread pool (OpenMP here) that is
+// process-wide, and OpenBLAS (which Debian's LibTorch calls through libblas.so.3) has its
+// own. Left alone both start one thread per core in every process, so N actor processes on
+// N cores would run N^2 threads. Options::intra_op_threads therefore sets both, process-wide,
+// when a session is created (default 1: self-play actors parallelize over games, not inside
+// one forward pass; a CPU inference server should pass its core count). The last setting wins
+// for the whole process; 0 leaves the current setting alone. OPENBLAS_NUM_THREADS and
+// OMP_NUM_THREADS in the environment only set the starting values.
+//
+// Thread-safety: thread-safe. The network is immutable after Create; Run keeps no state
+// between calls, so any number of threads may call it at once (each call allocates its own
+// tensors; on CUDA each takes its own stream from LibTorch's pool). Concurrent CPU calls
+// share the intra-op pool. Save only reads the network.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "model/checkpoint.h"
+#include "model/network.h"
+
+namespace zf::model {
+
+class InferenceSession {
+ public:
+  struct Options {
+    // Where the weights come from: a checkpoint file when non-empty, else a fresh network
+    // initialized from `seed` (for tests, benchmarks and the first model of a run).
+    std::string checkpoint_path;
+    // Required for a fresh network. With a checkpoint, optional: if set, the checkpoint's
+    // shape must equal it (InvalidArgument otherwise).
+    std::optional<NetworkShape> shape;
+    // Initialization seed of a fresh network: the same seed gives the same weights on every
+    // device and in every process.
+    uint64_t seed = 0;
+    // A fresh network's game name (recorded by Save; may be empty). With a checkpoint, if
+    // non-empty, the checkpoint's game must equal it (InvalidArgument otherwise).
+    std::string game;
+    // "cpu", "cuda" (= "cuda:0"), "cuda:N", or "auto" (cuda:0 when CudaAvailable(), else cpu).
+    std::string device = "cpu";
+    // Intra-op threads of LibTorch and OpenBLAS, set process-wide when the session is
+    // created (see the top of this file). 1..1024, or 0 to leave the current setting.
+    int intra_op_threads = 1;
+
+    // Returns: InvalidArgument naming the bad field (device syntax, thread count, a missing
+    // or invalid shape for a fresh network, a game name with control characters).
+    absl::Status Validate() const;
+  };
+
+  // Loads or creates the network and moves it to the device. Blocks on file I/O and device
+  // initialization.
+  // Returns the session, or:
+  //   InvalidArgument: bad options; the checkpoint's shape or game differs from the options;
+  //     a CUDA device was asked for but this build or machine has none (CudaAvailable());
+  //   NotFound / DataLoss / ...: from ReadCheckpoint (missing or corrupt file); DataLoss also
+  //     when the weights do not load into the manifest's network shape;
+  //   ResourceExhausted: out of memory; Internal: another LibTorch error.
+  static absl::StatusOr<std::unique_ptr<InferenceSession>> Create(const Options& options);
+
+  // A fresh network on the CPU from `seed`, with the default thread setting: for tests and
+  // benchmarks. Returns: as Create.
+  static absl::StatusOr<std::unique_ptr<InferenceSession>> CreateFresh(const NetworkShape& shape,
+                                                                       uint64_t seed);
+
+  ~InferenceSession();
+  InferenceSession(const InferenceSession&) = delete;
+  InferenceSession& operator=(const InferenceSession&) = delete;
+
+  // Evaluates `batch` positions. `planes` holds batch * shape().PlaneSize() bytes, position
+  // after position, each [C, H, W] as games::Game::Encode writes it. Writes
+  //   policy_logits[i * A + a]: the raw logit of action a in position i (A = num_actions;
+  //     all actions, legal or not; LocalEvaluator masks and normalizes),
+  //   wdl_probs[i * 3 + k]: P(win), P(draw), P(loss) for the player to move, summing to 1.
+  // The spans must have exactly these sizes. batch == 0 does nothing. Blocks until the
+  // results are in the caller's buffers (one forward pass).
+  // Returns: OK; InvalidArgument if batch < 0 or a span's size is wrong (the message gives
+  // the expected and the actual size); ResourceExhausted if the device is out of memory;
+  // Internal for another LibTorch error (the outputs are then unspecified).
+  absl::Status Run(std::span<const uint8_t> planes, int batch, std::span<float> policy_logits,
+                   std::span<float> wdl_probs) const;
+
+  const NetworkShape& shape() const { return shape_; }
+  // The checkpoint's model version, or 0 for a fresh network.
+  int64_t version() const { return version_; }
+  // The checkpoint's game, or Options::game for a fresh network.
+  const std::string& game() const { return game_; }
+  // Where the network runs: "cpu" or "cuda:N".
+  const std::string& device() const { return device_; }
+
+  struct SaveOptions {
+    // Default: game().
+    std::optional<std::string> game;
+    // Default: version().
+    std::optional<int64_t> version;
+    int64_t training_step = 0;
+  };
+  // Writes the network as a checkpoint (WriteCheckpoint: atomic), for tests and tools; the
+  // learner writes its own, with the optimizer state. Blocks on disk I/O.
+  // Returns the manifest written, or: InvalidArgument if the game is empty or a field is out of
+  // range; the errors of WriteCheckpoint; Internal if serialization fails.
+  absl::StatusOr<CheckpointManifest> Save(const std::string& path,
+                                          const SaveOptions& options) const;
+
+ private:
+  struct Impl;  // the LibTorch module and device; defined in inference_session.cc
+  InferenceSession(std::unique_ptr<Impl> impl, NetworkShape shape, int64_t version,
+                   std::string game, std::string device);
+
+  std::unique_ptr<Impl> impl_;
+  NetworkShape shape_;
+  int64_t version_;
+  std::string game_;
+  std::string device_;
+};
+
+// Sets the intra-op threads of LibTorch (at::set_num_threads) and, when the process has
+// OpenBLAS loaded, of OpenBLAS (openblas_set_num_threads): process-wide, last call wins.
+// InferenceSession::Create calls it; call it directly to change the setting later.
+// Returns: InvalidArgument unless 1 <= threads <= 1024; Internal if LibTorch refuses.
+absl::Status SetIntraOpThreads(int threads);
+
+// LibTorch's current intra-op thread count as seen by the calling thread (0 if LibTorch
+// fails to say).
+int IntraOpThreads();
+
+// True when this build's LibTorch has CUDA and a CUDA device is visible.
+bool CudaAvailable();
+
+}  // namespace zf::model

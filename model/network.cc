@@ -1,0 +1,49 @@
+#include "model/network.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace zf::model {
+namespace {
+
+absl::Status CheckRange(const char* name, int value, int min, int max) {
+  if (value < min || value > max) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("network shape: %s must be in [%d, %d], got %d", name, min, max, value));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status NetworkShape::Validate() const {
+  struct Field {
+    const char* name;
+    int value;
+    int min;
+    int max;
+  };
+  const Field fields[] = {
+      {"input_channels", input_channels, 1, kMaxInputChannels},
+      {"board_height", board_height, 1, kMaxBoardSide},
+      {"board_width", board_width, 1, kMaxBoardSide},
+      {"num_actions", num_actions, 1, kMaxActions},
+      {"blocks", blocks, 1, kMaxBlocks},
+      {"filters", filters, 1, kMaxFilters},
+      {"value_hidden", value_hidden, 1, kMaxValueHidden},
+  };
+  for (const Field& f : fields) {
+    if (absl::Status s = CheckRange(f.name, f.value, f.min, f.max); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+std::string NetworkShape::DebugString() const {
+  return absl::StrCat(input_channels, "x", board_height, "x", board_width, " -> ", num_actions,
+                      " actions, ", blocks, " blocks x ", filters, " filters, value hidden ",
+                      value_hidden);
+}
+
+}  // namespace zf::model

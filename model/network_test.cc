@@ -1,0 +1,112 @@
+#include "model/network.h"
+
+#include "common/testing/status_matchers.h"
+#include "games/connect4/connect4.h"
+#include "games/dotsboxes/dotsboxes.h"
+#include "games/tictactoe/tictactoe.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "model/game_network.h"
+
+namespace zf::model {
+namespace {
+
+using ::testing::HasSubstr;
+using ::zf::testing::StatusIs;
+
+NetworkShape ValidShape() {
+  return {.input_channels = 3, .board_height = 6, .board_width = 7, .num_actions = 7};
+}
+
+TEST(NetworkShapeTest, DefaultsAreTheSmallNetwork) {
+  const NetworkShape shape = ValidShape();
+  EXPECT_OK(shape.Validate());
+  EXPECT_EQ(shape.blocks, 4);
+  EXPECT_EQ(shape.filters, 64);
+  EXPECT_EQ(shape.value_hidden, 64);
+  EXPECT_EQ(shape.PlaneSize(), 3 * 6 * 7);
+  EXPECT_EQ(shape.DebugString(), "3x6x7 -> 7 actions, 4 blocks x 64 filters, value hidden 64");
+}
+
+TEST(NetworkShapeTest, DefaultConstructedIsInvalid) {
+  EXPECT_THAT(NetworkShape{}.Validate(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("input_channels")));
+}
+
+TEST(NetworkShapeTest, RejectsEachBadField) {
+  struct Case {
+    const char* field;
+    void (*mutate)(NetworkShape&);
+  };
+  const Case cases[] = {
+      {"input_channels", [](NetworkShape& s) { s.input_channels = 0; }},
+      {"input_channels",
+       [](NetworkShape& s) { s.input_channels = NetworkShape::kMaxInputChannels + 1; }},
+      {"board_height", [](NetworkShape& s) { s.board_height = -1; }},
+      {"board_width", [](NetworkShape& s) { s.board_width = NetworkShape::kMaxBoardSide + 1; }},
+      {"num_actions", [](NetworkShape& s) { s.num_actions = 0; }},
+      {"num_actions", [](NetworkShape& s) { s.num_actions = NetworkShape::kMaxActions + 1; }},
+      {"blocks", [](NetworkShape& s) { s.blocks = 0; }},
+      {"blocks", [](NetworkShape& s) { s.blocks = NetworkShape::kMaxBlocks + 1; }},
+      {"filters", [](NetworkShape& s) { s.filters = -64; }},
+      {"filters", [](NetworkShape& s) { s.filters = NetworkShape::kMaxFilters + 1; }},
+      {"value_hidden", [](NetworkShape& s) { s.value_hidden = 0; }},
+      {"value_hidden", [](NetworkShape& s) { s.value_hidden = NetworkShape::kMaxValueHidden + 1; }},
+  };
+  for (const Case& c : cases) {
+    NetworkShape shape = ValidShape();
+    c.mutate(shape);
+    EXPECT_THAT(shape.Validate(), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.field)))
+        << shape.DebugString();
+  }
+}
+
+TEST(NetworkShapeTest, AcceptsTheBounds) {
+  NetworkShape shape = ValidShape();
+  shape.input_channels = NetworkShape::kMaxInputChannels;
+  shape.board_height = NetworkShape::kMaxBoardSide;
+  shape.board_width = 1;
+  shape.num_actions = NetworkShape::kMaxActions;
+  shape.blocks = 1;
+  shape.filters = NetworkShape::kMaxFilters;
+  shape.value_hidden = 1;
+  EXPECT_OK(shape.Validate());
+}
+
+TEST(NetworkShapeForGameTest, ConnectFour) {
+  const NetworkShape shape =
+      NetworkShapeForGame(games::ConnectFour(), /*blocks=*/2, /*filters=*/32);
+  EXPECT_EQ(shape, (NetworkShape{.input_channels = 3,
+                                 .board_height = 6,
+                                 .board_width = 7,
+                                 .num_actions = 7,
+                                 .blocks = 2,
+                                 .filters = 32,
+                                 .value_hidden = 64}));
+  EXPECT_OK(shape.Validate());
+  EXPECT_OK(CheckShapeFitsGame(shape, games::ConnectFour()));
+}
+
+TEST(NetworkShapeForGameTest, DotsAndBoxesTwoByThree) {
+  ASSERT_OK_AND_ASSIGN(games::DotsAndBoxes game, games::DotsAndBoxes::Create(2, 3));
+  const NetworkShape shape = NetworkShapeForGame(game);
+  // 2 * 2 * 3 + 2 + 3 = 17 lines; a (2*2+1) x (2*3+1) grid of 4 planes.
+  EXPECT_EQ(shape.num_actions, 17);
+  EXPECT_EQ(shape.input_channels, 4);
+  EXPECT_EQ(shape.board_height, 5);
+  EXPECT_EQ(shape.board_width, 7);
+  EXPECT_EQ(shape.blocks, NetworkShape{}.blocks);
+  EXPECT_OK(CheckShapeFitsGame(shape, game));
+}
+
+TEST(NetworkShapeForGameTest, MismatchIsInvalidArgument) {
+  ASSERT_OK_AND_ASSIGN(games::DotsAndBoxes three, games::DotsAndBoxes::Create(3, 3));
+  ASSERT_OK_AND_ASSIGN(games::DotsAndBoxes two, games::DotsAndBoxes::Create(2, 3));
+  EXPECT_THAT(CheckShapeFitsGame(NetworkShapeForGame(three), two),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("dotsboxes:2x3")));
+  EXPECT_THAT(CheckShapeFitsGame(NetworkShapeForGame(games::TicTacToe()), games::ConnectFour()),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+}  // namespace
+}  // namespace zf::model

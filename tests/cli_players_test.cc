@@ -1,0 +1,175 @@
+// `zf match`, `zf play`, `zf bench mcts` and `zf checkpoint` as a user or a script sees them.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "common/testing/status_matchers.h"
+#include "common/testing/subprocess.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace zf {
+namespace {
+
+using ::testing::ContainsRegex;
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+using ::zf::testing::ProcessResult;
+using ::zf::testing::RunProcess;
+
+ProcessResult Zf(std::vector<std::string> args, const std::string& stdin_text = "") {
+  args.insert(args.begin(), ZF_BINARY);
+  absl::StatusOr<ProcessResult> result = RunProcess(args, stdin_text);
+  EXPECT_TRUE(result.ok()) << result.status();
+  return result.ok() ? *result : ProcessResult{};
+}
+
+void ExpectUsageError(const std::vector<std::string>& args, const std::string& needle) {
+  ProcessResult r = Zf(args);
+  EXPECT_EQ(r.exit_code, 2) << args[0] << " " << r.stderr_text;
+  EXPECT_THAT(r.stderr_text, HasSubstr(needle));
+  EXPECT_EQ(std::count(r.stderr_text.begin(), r.stderr_text.end(), '\n'), 1) << r.stderr_text;
+}
+
+class CliPlayersTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           ("zf_cli_players_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(CliPlayersTest, PerfectNeverLosesAndBeatsRandom) {
+  ProcessResult r = Zf({"match", "--game", "tictactoe", "--p1", "perfect", "--p2", "random",
+                        "--games", "40", "--seed", "5", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  // {"wins": W, "draws": D, "losses": 0} with W + D = 40 and most games won.
+  EXPECT_THAT(r.stdout_text, MatchesRegex("\\{\"wins\": [0-9]+, \"draws\": [0-9]+, \"losses\": 0\\}\n"));
+  int wins = 0, draws = 0, losses = 0;
+  ASSERT_EQ(std::sscanf(r.stdout_text.c_str(), "{\"wins\": %d, \"draws\": %d, \"losses\": %d}",
+                        &wins, &draws, &losses), 3);
+  EXPECT_EQ(wins + draws + losses, 40);
+  EXPECT_GE(wins, 25);
+
+  // Perfect against perfect: every game is a draw.
+  r = Zf({"match", "--game", "tictactoe", "--p1", "perfect", "--p2", "perfect", "--games", "6",
+          "--json"});
+  EXPECT_EQ(r.stdout_text, "{\"wins\": 0, \"draws\": 6, \"losses\": 0}\n");
+}
+
+TEST_F(CliPlayersTest, MctsBeatsRandomAtConnectFour) {
+  ProcessResult r = Zf({"match", "--game", "connect4", "--p1", "mcts:300", "--p2", "random",
+                        "--games", "6", "--seed", "1", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  int wins = 0, draws = 0, losses = 0;
+  ASSERT_EQ(std::sscanf(r.stdout_text.c_str(), "{\"wins\": %d, \"draws\": %d, \"losses\": %d}",
+                        &wins, &draws, &losses), 3);
+  EXPECT_EQ(wins + draws + losses, 6);
+  EXPECT_GE(wins, 5);
+}
+
+TEST_F(CliPlayersTest, TextMatchAlternatesColours) {
+  ProcessResult r = Zf({"match", "--game", "dotsboxes:2x2", "--p1", "uniform:50", "--p2",
+                        "random", "--games", "2", "--seed", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stdout_text, HasSubstr("game 1: p1 plays first"));
+  EXPECT_THAT(r.stdout_text, HasSubstr("game 2: p1 plays second"));
+  EXPECT_THAT(r.stdout_text, ContainsRegex("over 2 games: [0-9]+ wins, [0-9]+ draws, [0-9]+ losses"));
+}
+
+TEST_F(CliPlayersTest, NetworkPlayerFromACheckpoint) {
+  const std::string ckpt = Path("c4.zfckpt");
+  ProcessResult r = Zf({"checkpoint", "new", "--game", "connect4", "--out", ckpt, "--blocks", "1",
+                        "--filters", "8", "--seed", "3", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stdout_text, HasSubstr("\"game\": \"connect4\", \"version\": 0"));
+  EXPECT_THAT(r.stdout_text, HasSubstr("\"input\": [3, 6, 7], \"num_actions\": 7"));
+
+  r = Zf({"checkpoint", "show", ckpt});
+  EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stdout_text, HasSubstr("(verified)"));
+
+  r = Zf({"match", "--game", "connect4", "--p1", "net:" + ckpt + ":8", "--p2", "random",
+          "--games", "2", "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stdout_text, MatchesRegex("\\{\"wins\": [0-2], \"draws\": [0-2], \"losses\": [0-2]\\}\n"));
+
+  // The checkpoint is for Connect Four: using it for tic-tac-toe is bad input.
+  ExpectUsageError({"match", "--game", "tictactoe", "--p1", "net:" + ckpt + ":8", "--p2", "random"},
+                   "connect4");
+
+  // A flipped byte in the weights: refused, with the file named.
+  std::string bytes;
+  {
+    std::ifstream in(ckpt, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  bytes[bytes.size() - 10] ^= 0x20;
+  {
+    std::ofstream out(ckpt, std::ios::binary | std::ios::trunc);
+    out << bytes;
+  }
+  ExpectUsageError({"match", "--game", "connect4", "--p1", "net:" + ckpt + ":8", "--p2", "random"},
+                   ckpt);
+  r = Zf({"checkpoint", "show", ckpt});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.stderr_text, HasSubstr(ckpt));
+}
+
+TEST_F(CliPlayersTest, BadPlayerSpecsAndNumbers) {
+  ExpectUsageError({"match", "--game", "tictactoe", "--p1", "mcts:x", "--p2", "random"},
+                   "mcts:x");
+  ExpectUsageError({"match", "--game", "tictactoe", "--p1", "mcts:0", "--p2", "random"},
+                   "1..1000000");
+  ExpectUsageError({"match", "--game", "tictactoe", "--p1", "alphabeta", "--p2", "random"},
+                   "unknown player \"alphabeta\"");
+  ExpectUsageError({"match", "--game", "connect4", "--p1", "perfect", "--p2", "random"},
+                   "only available for tictactoe");
+  ExpectUsageError({"match", "--game", "connect4", "--p1", "net:" + Path("missing") + ":5",
+                    "--p2", "random"}, "missing");
+  ExpectUsageError({"match", "--game", "connect4", "--p1", "net:5", "--p2", "random"},
+                   "net:CHECKPOINT:SIMS");
+  ExpectUsageError({"match", "--game", "connect4", "--p1", "random"}, "--p1 and --p2");
+  ExpectUsageError({"match", "--game", "connect4", "--p1", "random", "--p2", "random", "--games",
+                    "0"}, "--games");
+  ExpectUsageError({"bench", "mcts", "--game", "connect4", "--sims", "0"}, "--sims");
+  ExpectUsageError({"bench", "gpu"}, "unknown benchmark");
+  ExpectUsageError({"checkpoint", "new", "--game", "connect4"}, "--out");
+  ExpectUsageError({"checkpoint", "new", "--game", "connect4", "--out", Path("x"), "--blocks",
+                    "0"}, "blocks");
+}
+
+TEST_F(CliPlayersTest, BenchMctsPrintsJson) {
+  ProcessResult r = Zf({"bench", "mcts", "--game", "tictactoe", "--sims", "50", "--seconds",
+                        "0.2", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stdout_text,
+              MatchesRegex("\\{\"game\": \"tictactoe\", \"sims_per_sec\": [0-9]+, .*\\}\n"));
+}
+
+TEST_F(CliPlayersTest, PlayAgainstTheEngine) {
+  // The person plays the centre, then garbage, an illegal move, and stops at end of input.
+  ProcessResult r = Zf({"play", "--game", "tictactoe", "--vs", "perfect", "--seed", "2"},
+                       "b2\nzz\nb2\nlegal\n");
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stdout_text, HasSubstr("engine plays"));
+  EXPECT_THAT(r.stdout_text, HasSubstr("optimal moves:"));
+  EXPECT_THAT(r.stdout_text, HasSubstr("not a move"));
+  EXPECT_THAT(r.stdout_text, HasSubstr("illegal move b2"));
+  EXPECT_THAT(r.stdout_text, HasSubstr("legal moves:"));
+  EXPECT_THAT(r.stdout_text, HasSubstr("end of input"));
+
+  // The engine first with MCTS: its thinking shows visits and values.
+  r = Zf({"play", "--game", "connect4", "--vs", "uniform:200", "--engine_first"}, "quit\n");
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stdout_text, ContainsRegex("over 200 visits; top moves:.*visits"));
+}
+
+}  // namespace
+}  // namespace zf
