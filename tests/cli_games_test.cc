@@ -4,6 +4,7 @@
 
 #include "common/testing/status_matchers.h"
 #include "common/testing/subprocess.h"
+#include "tests/zf_cli_testing.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -13,25 +14,8 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using ::zf::testing::ProcessResult;
-using ::zf::testing::RunProcess;
-
-ProcessResult Zf(std::vector<std::string> args) {
-  args.insert(args.begin(), ZF_BINARY);
-  absl::StatusOr<ProcessResult> result = RunProcess(args);
-  EXPECT_TRUE(result.ok()) << result.status();
-  return result.ok() ? *result : ProcessResult{};
-}
-
-// Bad input: exit code 2, exactly one line on stderr that starts with the command's name.
-void ExpectUsageError(const std::vector<std::string>& args, const std::string& needle) {
-  ProcessResult r = Zf(args);
-  std::string joined;
-  for (const auto& a : args) joined += a + " ";
-  EXPECT_EQ(r.exit_code, 2) << joined << "\nstderr: " << r.stderr_text;
-  EXPECT_THAT(r.stderr_text, StartsWith("zf")) << joined;
-  EXPECT_THAT(r.stderr_text, HasSubstr(needle)) << joined;
-  EXPECT_EQ(std::count(r.stderr_text.begin(), r.stderr_text.end(), '\n'), 1) << r.stderr_text;
-}
+using ::zf::testing::ExpectUsageError;
+using ::zf::testing::Zf;
 
 TEST(CliPerftTest, JsonCountsForEachGame) {
   ProcessResult r = Zf({"perft", "--game", "tictactoe", "--depth", "9", "--json"});

@@ -7,6 +7,7 @@
 
 #include "common/testing/status_matchers.h"
 #include "common/testing/subprocess.h"
+#include "tests/zf_cli_testing.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -17,21 +18,8 @@ using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
 using ::zf::testing::ProcessResult;
-using ::zf::testing::RunProcess;
-
-ProcessResult Zf(std::vector<std::string> args, const std::string& stdin_text = "") {
-  args.insert(args.begin(), ZF_BINARY);
-  absl::StatusOr<ProcessResult> result = RunProcess(args, stdin_text);
-  EXPECT_TRUE(result.ok()) << result.status();
-  return result.ok() ? *result : ProcessResult{};
-}
-
-void ExpectUsageError(const std::vector<std::string>& args, const std::string& needle) {
-  ProcessResult r = Zf(args);
-  EXPECT_EQ(r.exit_code, 2) << args[0] << " " << r.stderr_text;
-  EXPECT_THAT(r.stderr_text, HasSubstr(needle));
-  EXPECT_EQ(std::count(r.stderr_text.begin(), r.stderr_text.end(), '\n'), 1) << r.stderr_text;
-}
+using ::zf::testing::ExpectUsageError;
+using ::zf::testing::Zf;
 
 class CliPlayersTest : public ::testing::Test {
  protected:

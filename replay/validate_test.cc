@@ -1,0 +1,132 @@
+#include "replay/validate.h"
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "replay/testing/records.h"
+
+namespace zf::replay {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using ::zf::replay::testing::MakeRecord;
+using ::zf::replay::testing::PackFloats;
+using ::zf::testing::StatusIs;
+using zerofleet::v1::GameRecord;
+
+TableOptions Options() {
+  TableOptions o;
+  o.capacity_positions = 100;
+  o.max_positions_per_game = 10;
+  return o;
+}
+
+struct Case {
+  std::string name;
+  std::function<void(GameRecord&)> corrupt;
+  RejectReason reason;
+};
+
+TEST(ValidateTest, AcceptsAGoodRecord) { EXPECT_OK(ValidateGameRecord(MakeRecord("a", 3), Options())); }
+
+TEST(ValidateTest, RejectsEachKindOfBadRecordWithItsReason) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<Case> cases = {
+      {"empty id", [](GameRecord& r) { r.clear_game_id(); }, RejectReason::kBadId},
+      {"long id", [](GameRecord& r) { r.set_game_id(std::string(200, 'x')); }, RejectReason::kBadId},
+      {"zero channels", [](GameRecord& r) { r.mutable_plane_shape()->set_channels(0); },
+       RejectReason::kBadShape},
+      {"zero actions", [](GameRecord& r) { r.set_num_actions(0); }, RejectReason::kBadShape},
+      {"too long", [](GameRecord& r) { r.set_num_positions(11); }, RejectReason::kTooLong},
+      {"no positions", [](GameRecord& r) { r.set_num_positions(0); }, RejectReason::kTooLong},
+      {"short planes", [](GameRecord& r) { r.mutable_planes()->pop_back(); }, RejectReason::kBadSize},
+      {"long policy", [](GameRecord& r) { r.mutable_policy()->append(4, '\0'); },
+       RejectReason::kBadSize},
+      {"short to_play", [](GameRecord& r) { r.mutable_to_play()->pop_back(); },
+       RejectReason::kBadSize},
+      {"nan policy",
+       [nan](GameRecord& r) {
+         r.set_policy(PackFloats({nan, 1, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0}));
+       },
+       RejectReason::kNan},
+      {"negative policy",
+       [](GameRecord& r) { r.set_policy(PackFloats({-0.5f, 1.5f, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0})); },
+       RejectReason::kBadPolicy},
+      {"policy sums to 0.5",
+       [](GameRecord& r) { r.set_policy(PackFloats({0.5f, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0})); },
+       RejectReason::kBadPolicy},
+      {"nan return", [nan](GameRecord& r) { r.set_returns(0, nan); }, RejectReason::kNan},
+      {"return out of range", [](GameRecord& r) { r.set_returns(1, -1.5f); },
+       RejectReason::kBadValue},
+      {"one return", [](GameRecord& r) { r.mutable_returns()->RemoveLast(); },
+       RejectReason::kBadValue},
+      {"player 2", [](GameRecord& r) { (*r.mutable_to_play())[1] = 2; }, RejectReason::kBadPlayer},
+      {"flag 3", [](GameRecord& r) { (*r.mutable_full_search())[0] = 3; }, RejectReason::kBadFlag},
+      {"negative version", [](GameRecord& r) { r.add_model_versions(-1); },
+       RejectReason::kBadVersion},
+      {"symmetry not a permutation",
+       [](GameRecord& r) {
+         auto* s = r.add_symmetries();
+         for (int v : {0, 0, 1, 2}) s->add_action_map(v);
+         for (int v : {0, 1, 2, 3}) s->add_cell_map(v);
+       },
+       RejectReason::kBadSymmetry},
+      {"symmetry wrong size",
+       [](GameRecord& r) {
+         auto* s = r.add_symmetries();
+         for (int v : {0, 1, 2, 3}) s->add_action_map(v);
+         for (int v : {0, 1, 2}) s->add_cell_map(v);
+       },
+       RejectReason::kBadSymmetry},
+  };
+  for (const Case& c : cases) {
+    GameRecord r = MakeRecord("a", 3);
+    c.corrupt(r);
+    RejectReason reason = RejectReason::kBadId;
+    if (c.reason == RejectReason::kBadId) reason = RejectReason::kBadVersion;
+    absl::Status s = ValidateGameRecord(r, Options(), std::nullopt, &reason);
+    EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument,
+                            StartsWith(std::string(RejectReasonName(c.reason)) + ":")))
+        << c.name;
+    EXPECT_EQ(reason, c.reason) << c.name;
+  }
+}
+
+TEST(ValidateTest, NonFullSearchRowsNeedNotSumToOne) {
+  GameRecord r = MakeRecord("a", 3);
+  r.set_policy(PackFloats({0.5f, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0}));
+  (*r.mutable_full_search())[0] = 0;
+  EXPECT_OK(ValidateGameRecord(r, Options()));
+}
+
+TEST(ValidateTest, RejectsARecordOfAnotherShapeThanTheTables) {
+  Table::Shape shape{"toy", 2, 2, 2, 4};
+  EXPECT_OK(ValidateGameRecord(MakeRecord("a", 3), Options(), shape));
+  shape.num_actions = 7;
+  EXPECT_THAT(ValidateGameRecord(MakeRecord("a", 3), Options(), shape),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("bad_shape")));
+  TableOptions o = Options();
+  o.game = "connect4";
+  EXPECT_THAT(ValidateGameRecord(MakeRecord("a", 3), o),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("connect4")));
+}
+
+TEST(ValidateTest, EveryReasonHasADistinctName) {
+  std::set<std::string> names;
+  for (int i = 0; i < kNumRejectReasons; ++i) {
+    names.insert(std::string(RejectReasonName(static_cast<RejectReason>(i))));
+  }
+  EXPECT_EQ(names.size(), static_cast<size_t>(kNumRejectReasons));
+  EXPECT_EQ(names.count("unknown"), 0u);
+}
+
+}  // namespace
+}  // namespace zf::replay
