@@ -1,0 +1,72 @@
+#include "common/grpc/channel.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+
+namespace zf::grpc_util {
+namespace {
+
+int Millis(absl::Duration d) { return static_cast<int>(absl::ToInt64Milliseconds(d)); }
+
+absl::Status CheckAddress(const std::string& address) {
+  size_t colon = address.rfind(':');
+  int port = 0;
+  if (colon == std::string::npos || colon == 0 ||
+      !absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 || port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad listen address \"", address, "\": expected HOST:PORT, port 0..65535"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+grpc::ChannelArguments ClientChannelArguments(const WireSettings& settings) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(settings.max_message_bytes);
+  args.SetMaxSendMessageSize(settings.max_message_bytes);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, Millis(settings.keepalive_time));
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, Millis(settings.keepalive_timeout));
+  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  return args;
+}
+
+std::shared_ptr<grpc::Channel> CreateChannel(const std::string& target,
+                                             const WireSettings& settings) {
+  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(),
+                                   ClientChannelArguments(settings));
+}
+
+void ApplyServerSettings(const WireSettings& settings, grpc::ServerBuilder* builder) {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  builder->SetMaxReceiveMessageSize(settings.max_message_bytes);
+  builder->SetMaxSendMessageSize(settings.max_message_bytes);
+  // Accept the clients' keepalive pings (a server rejecting them would close the connection).
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                              Millis(settings.keepalive_time) / 2);
+  builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+  // gRPC sets SO_REUSEPORT by default, which lets a second server silently share a port that is
+  // in use; we want that to be an error.
+  builder->AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+}
+
+absl::StatusOr<std::unique_ptr<grpc::Server>> StartServer(const std::string& address,
+                                                          grpc::ServerBuilder* builder, int* port) {
+  absl::Status valid = CheckAddress(address);
+  if (!valid.ok()) return valid;
+  *port = 0;
+  builder->AddListeningPort(address, grpc::InsecureServerCredentials(), port);
+  std::unique_ptr<grpc::Server> server = builder->BuildAndStart();
+  if (server == nullptr || *port == 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", address));
+  }
+  server->GetHealthCheckService()->SetServingStatus(false);
+  return server;
+}
+
+}  // namespace zf::grpc_util

@@ -1,0 +1,50 @@
+// Settings every zerofleet gRPC server and client share, so both sides agree on keepalive and
+// message sizes (design.md, wire principles), plus server start-up with health and reflection.
+//
+//   grpc::ServerBuilder builder;
+//   ApplyServerSettings(WireSettings{}, &builder);
+//   ... builder.RegisterService(&service);
+//   ZF_ASSIGN_OR_RETURN(auto server, StartServer("127.0.0.1:0", &builder, &port));
+//   server->GetHealthCheckService()->SetServingStatus(true);   // once ready
+//
+// Thread-safety: free functions; thread-safe.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "grpcpp/grpcpp.h"
+
+namespace zf::grpc_util {
+
+struct WireSettings {
+  // Largest message either side sends or accepts. A leaf request of 4096 Go 19x19 positions
+  // with 17 planes is ~25 MB, so the default leaves room.
+  int max_message_bytes = 64 << 20;
+  // Client pings after this much idle time; the server allows pings this often.
+  absl::Duration keepalive_time = absl::Seconds(20);
+  // A ping unanswered for this long closes the connection.
+  absl::Duration keepalive_timeout = absl::Seconds(10);
+};
+
+// Channel arguments for clients with `settings`.
+grpc::ChannelArguments ClientChannelArguments(const WireSettings& settings = WireSettings{});
+
+// Creates an insecure channel to `target` ("host:port") with ClientChannelArguments.
+std::shared_ptr<grpc::Channel> CreateChannel(const std::string& target,
+                                             const WireSettings& settings = WireSettings{});
+
+// Applies message-size limits and keepalive policy to `builder`, enables the default
+// grpc.health.v1 service (NOT_SERVING until the caller says otherwise) and server reflection.
+// Call before registering services.
+void ApplyServerSettings(const WireSettings& settings, grpc::ServerBuilder* builder);
+
+// Adds a listening port for `address` ("host:port", port 0 picks one), starts the server and
+// sets *port to the bound port. The health service starts out NOT_SERVING.
+// Returns: the server; InvalidArgument for a malformed address; Unavailable if it cannot bind.
+absl::StatusOr<std::unique_ptr<grpc::Server>> StartServer(const std::string& address,
+                                                          grpc::ServerBuilder* builder, int* port);
+
+}  // namespace zf::grpc_util
