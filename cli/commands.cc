@@ -1,8 +1,10 @@
 // The table of `zf` subcommands. Each group lives in cli/commands/.
 #include "cli/command.h"
 #include "cli/commands/game_commands.h"
+#include "cli/commands/inference_commands.h"
 #include "cli/commands/model_commands.h"
 #include "cli/commands/player_commands.h"
+#include "cli/commands/replay_commands.h"
 
 namespace zf::cli {
 
@@ -12,6 +14,8 @@ const std::vector<Command>& Commands() {
     for (Command& c : GameCommands()) all->push_back(std::move(c));
     for (Command& c : PlayerCommands()) all->push_back(std::move(c));
     for (Command& c : ModelCommands()) all->push_back(std::move(c));
+    for (Command& c : InferenceCommands()) all->push_back(std::move(c));
+    for (Command& c : ReplayCommands()) all->push_back(std::move(c));
     return all;
   }();
   return *commands;

@@ -5,6 +5,12 @@
 #include "absl/flags/flag.h"
 
 ABSL_FLAG(std::string, game, "connect4",
-          "game name: tictactoe, connect4, dotsboxes or dotsboxes:RxC (boxes, 1..10 each)");
+          "game name: tictactoe, connect4, dotsboxes[:RxC] (boxes, 1..10 each), go[:N][:komi=K] "
+          "(N 5..19, default 9; komi default 7.5)");
 ABSL_FLAG(bool, json, false, "print one JSON object instead of text");
 ABSL_FLAG(uint64_t, seed, 0, "random seed; 0 picks one from the clock");
+ABSL_FLAG(std::string, listen, "0.0.0.0:7400", "HOST:PORT to serve gRPC on (port 0 picks one)");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "HOST:PORT for the Prometheus /metrics endpoint (empty: none; port 0 picks one)");
+ABSL_FLAG(int, blocks, 4, "network shape: residual blocks");
+ABSL_FLAG(int, filters, 64, "network shape: filters per convolution");

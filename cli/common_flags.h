@@ -9,3 +9,7 @@
 ABSL_DECLARE_FLAG(std::string, game);
 ABSL_DECLARE_FLAG(bool, json);
 ABSL_DECLARE_FLAG(uint64_t, seed);
+ABSL_DECLARE_FLAG(std::string, listen);
+ABSL_DECLARE_FLAG(std::string, metrics_listen);
+ABSL_DECLARE_FLAG(int, blocks);
+ABSL_DECLARE_FLAG(int, filters);

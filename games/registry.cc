@@ -3,8 +3,10 @@
 #include <array>
 
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 
 namespace zf::games {
 namespace {
@@ -71,6 +73,43 @@ absl::StatusOr<GameConfig> ParseDotsAndBoxes(absl::string_view full, bool has_pa
   return config;
 }
 
+absl::StatusOr<GameConfig> ParseGo(absl::string_view full, bool has_params,
+                                   absl::string_view params) {
+  int size = Go::kDefaultSize;
+  float komi = Go::kDefaultKomi;
+  if (has_params) {
+    const size_t colon = params.find(':');
+    const absl::string_view size_text = params.substr(0, colon);
+    if (!ParseSmallInt(size_text, &size)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(full, ": expected go:N or go:N:komi=K, e.g. go:9 or go:9:komi=6.5"));
+    }
+    if (colon != absl::string_view::npos) {
+      absl::string_view rest = params.substr(colon + 1);
+      double value = 0;
+      if (!absl::ConsumePrefix(&rest, "komi=")) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(full, ": expected go:N:komi=K, e.g. go:9:komi=6.5"));
+      }
+      if (!absl::SimpleAtod(rest, &value)) {
+        return absl::InvalidArgumentError(absl::StrCat(full, ": komi must be a number"));
+      }
+      komi = static_cast<float>(value);
+    }
+  }
+  absl::StatusOr<Go> game = Go::Create(size, komi);
+  if (!game.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(full, ": ", game.status().message()));
+  }
+  GameConfig config;
+  config.kind = GameConfig::Kind::kGo;
+  config.rows = size;
+  config.cols = size;
+  config.komi = komi;
+  config.name = game->Name();
+  return config;
+}
+
 struct GameEntry {
   absl::string_view name;         // before the ':'
   absl::string_view syntax;       // how it is written with its parameters
@@ -80,11 +119,13 @@ struct GameEntry {
                                       absl::string_view params);
 };
 
-constexpr std::array<GameEntry, 3> kGames = {{
+constexpr std::array<GameEntry, 4> kGames = {{
     {"tictactoe", "tictactoe", "tic-tac-toe on 3x3 (tests and demos)", &ParseTicTacToe},
     {"connect4", "connect4", "Connect Four, 7 columns x 6 rows (the default)", &ParseConnectFour},
     {"dotsboxes", "dotsboxes[:RxC]",
      "Dots and Boxes with R x C boxes, 1 <= R,C <= 10 (default 3x3)", &ParseDotsAndBoxes},
+    {"go", "go[:N[:komi=K]]",
+     "Go on N x N, 5 <= N <= 19 (default 9), area scoring, komi K (default 7.5)", &ParseGo},
 }};
 
 }  // namespace

@@ -4,11 +4,12 @@
 //   int n = VisitGame(config, [](const auto& game) { return game.NumActions(); });
 //
 // Names: "tictactoe", "connect4", "dotsboxes" (3 x 3 boxes) and "dotsboxes:RxC" (R rows and C
-// columns of boxes, 1..10 each). A game's canonical name (GameConfig::name) equals the Name() of
-// the position VisitGame passes, e.g. "dotsboxes" becomes "dotsboxes:3x3".
+// columns of boxes, 1..10 each), "go" (9 x 9, komi 7.5), "go:N" (N x N, 5..19) and
+// "go:N:komi=K" (K a multiple of 0.5). A game's canonical name (GameConfig::name) equals the Name()
+// of the position VisitGame passes, e.g. "dotsboxes" becomes "dotsboxes:3x3".
 //
-// Adding a game (Go is next, as "go" / "go:9"): add a Kind, an entry in the table in
-// registry.cc (name, syntax, description, parameter parser) and a case in VisitGame.
+// Adding a game: add a Kind, an entry in the table in registry.cc (name, syntax, description,
+// parameter parser) and a case in VisitGame.
 //
 // Thread-safety: free functions over values; thread-safe.
 #pragma once
@@ -21,17 +22,21 @@
 #include "common/logging.h"
 #include "games/connect4/connect4.h"
 #include "games/dotsboxes/dotsboxes.h"
+#include "games/go/go.h"
 #include "games/tictactoe/tictactoe.h"
 
 namespace zf::games {
 
 // A parsed game name: which game and its parameters.
 struct GameConfig {
-  enum class Kind { kTicTacToe, kConnectFour, kDotsAndBoxes };
+  enum class Kind { kTicTacToe, kConnectFour, kDotsAndBoxes, kGo };
   Kind kind = Kind::kTicTacToe;
-  // Board size in the game's own units (boxes for Dots and Boxes); 0 for fixed-size games.
+  // Board size in the game's own units (boxes for Dots and Boxes, points per side for Go); 0 for
+  // fixed-size games.
   int rows = 0;
   int cols = 0;
+  // Go only: the komi.
+  float komi = 0.0f;
   // The canonical name, equal to the game's Name().
   std::string name;
 };
@@ -50,7 +55,7 @@ std::string KnownGameNames();
 std::string KnownGamesHelp();
 
 // Calls f with the initial position of the configured game as its concrete type (an lvalue
-// of TicTacToe, ConnectFour or DotsAndBoxes) and returns what f returns. f must return the
+// of TicTacToe, ConnectFour, DotsAndBoxes or Go) and returns what f returns. f must return the
 // same type for every game; typically it is a generic lambda that instantiates a template.
 // `config` must be valid, as ParseGameName returns it (a hand-made config with an impossible
 // size is a programming error and aborts).
@@ -64,6 +69,11 @@ decltype(auto) VisitGame(const GameConfig& config, F&& f) {
     case GameConfig::Kind::kConnectFour: {
       ConnectFour game;
       return std::forward<F>(f)(game);
+    }
+    case GameConfig::Kind::kGo: {
+      absl::StatusOr<Go> game = Go::Create(config.rows, config.komi);
+      ZF_CHECK(game.ok()) << game.status();
+      return std::forward<F>(f)(*game);
     }
     case GameConfig::Kind::kDotsAndBoxes:
       break;

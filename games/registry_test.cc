@@ -55,13 +55,25 @@ TEST(RegistryTest, ParsesKnownNames) {
   EXPECT_EQ(ParseOrDie("dotsboxes:05x5").name, "dotsboxes:5x5");  // canonical form
 }
 
+TEST(RegistryTest, ParsesGo) {
+  const GameConfig config = ParseOrDie("go");
+  EXPECT_EQ(config.kind, GameConfig::Kind::kGo);
+  EXPECT_EQ(config.rows, 9);
+  EXPECT_EQ(config.komi, 7.5f);
+  EXPECT_EQ(config.name, "go:9");
+  EXPECT_EQ(ParseOrDie("go:19").name, "go:19");
+  EXPECT_EQ(ParseOrDie("go:9:komi=6.5").name, "go:9:komi=6.5");
+  EXPECT_EQ(ErrorOf("go:4"), "go:4: go board size 4 must be in 5..19");
+}
+
 TEST(RegistryTest, UnknownGameListsKnownGames) {
   EXPECT_EQ(ErrorOf("chess"),
-            "unknown game \"chess\"; known games: tictactoe, connect4, dotsboxes[:RxC]");
+            "unknown game \"chess\"; known games: tictactoe, connect4, dotsboxes[:RxC], "
+            "go[:N[:komi=K]]");
   EXPECT_THAT(ErrorOf(""), HasSubstr("unknown game \"\""));
   EXPECT_THAT(ErrorOf("Connect4"), HasSubstr("unknown game \"Connect4\""));
   EXPECT_THAT(ErrorOf(" tictactoe"), HasSubstr("unknown game"));
-  EXPECT_THAT(ErrorOf("go:9"), HasSubstr("known games: "));
+  EXPECT_THAT(ErrorOf("gomoku"), HasSubstr("known games: "));
 }
 
 TEST(RegistryTest, BadParametersSayWhatIsWrong) {
@@ -127,7 +139,8 @@ TEST(RegistryTest, HelpListsEveryGame) {
   EXPECT_THAT(help, HasSubstr("tictactoe"));
   EXPECT_THAT(help, HasSubstr("connect4"));
   EXPECT_THAT(help, HasSubstr("dotsboxes[:RxC]"));
-  EXPECT_EQ(KnownGameNames(), "tictactoe, connect4, dotsboxes[:RxC]");
+  EXPECT_THAT(help, HasSubstr("go[:N[:komi=K]]"));
+  EXPECT_EQ(KnownGameNames(), "tictactoe, connect4, dotsboxes[:RxC], go[:N[:komi=K]]");
 }
 
 }  // namespace

@@ -19,8 +19,6 @@
 #include "model/inference_session.h"
 
 ABSL_FLAG(std::string, out, "", "checkpoint new: the file to write (atomically)");
-ABSL_FLAG(int, blocks, 4, "checkpoint new: residual blocks");
-ABSL_FLAG(int, filters, 64, "checkpoint new: filters per convolution");
 
 namespace zf::cli {
 namespace {

@@ -1,0 +1,180 @@
+// `zf inference`: serves a network over gRPC (zerofleet.v1.Inference) until SIGINT or SIGTERM,
+// then drains and exits 0. SIGHUP reloads --checkpoint (the learner will drive reloads later).
+#include "cli/commands/inference_commands.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/declare.h"
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "cli/common_flags.h"
+#include "common/logging.h"
+#include "common/status_macros.h"
+#include "games/registry.h"
+#include "inference_server/service/inference_server.h"
+#include "inference_server/torch_backend.h"
+#include "model/game_network.h"
+#include "model/inference_session.h"
+
+ABSL_FLAG(std::string, checkpoint, "",
+          "inference: the checkpoint to serve (SIGHUP reloads it); empty: a fresh network for "
+          "--game");
+ABSL_FLAG(int, max_batch, 256, "inference: rows per network batch at most (1..65536)");
+ABSL_FLAG(int64_t, max_delay_us, 2000,
+          "inference: how long the first queued row waits for others, in microseconds "
+          "(0..1000000)");
+ABSL_FLAG(int, workers, 2, "inference: batches in flight at once (1..64)");
+
+namespace zf::cli {
+namespace {
+
+struct Model {
+  std::shared_ptr<inference::Backend> backend;
+  std::string game;
+  model::NetworkShape shape;
+};
+
+// Loads `checkpoint` (or a fresh network for `game` with `shape` when empty) as a TorchBackend.
+// With a checkpoint, a non-empty `game` and a set `shape` must match it.
+absl::StatusOr<Model> LoadModel(const std::string& checkpoint, const std::string& game,
+                                std::optional<model::NetworkShape> shape, uint64_t seed,
+                                int max_batch) {
+  model::InferenceSession::Options options;
+  options.checkpoint_path = checkpoint;
+  options.game = game;
+  options.shape = shape;
+  options.seed = seed;
+  options.device = "auto";
+  // A CPU server parallelizes inside the forward pass; on CUDA this only sizes the CPU pool.
+  options.intra_op_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  ZF_ASSIGN_OR_RETURN(std::unique_ptr<model::InferenceSession> session,
+                      model::InferenceSession::Create(options));
+  Model out;
+  out.game = session->game();
+  out.shape = session->shape();
+  inference::TorchBackend::Options backend;
+  backend.session = std::move(session);
+  backend.max_batch = max_batch;
+  ZF_ASSIGN_OR_RETURN(out.backend, inference::TorchBackend::Create(std::move(backend)));
+  return out;
+}
+
+absl::Status CheckRange(const char* flag, int64_t value, int64_t lo, int64_t hi) {
+  if (value < lo || value > hi) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", flag, " is ", value, ", expected ", lo, "..", hi));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunInference(const std::vector<std::string>& args) {
+  if (!args.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("zf inference takes no positional arguments, got \"", args[0], "\""));
+  }
+  const std::string checkpoint = absl::GetFlag(FLAGS_checkpoint);
+  const int max_batch = absl::GetFlag(FLAGS_max_batch);
+  ZF_RETURN_IF_ERROR(CheckRange("max_batch", max_batch, 1, 65536));
+  ZF_RETURN_IF_ERROR(CheckRange("max_delay_us", absl::GetFlag(FLAGS_max_delay_us), 0, 1000000));
+  ZF_RETURN_IF_ERROR(CheckRange("workers", absl::GetFlag(FLAGS_workers), 1, 64));
+
+  // Block the signals before any thread starts (threads inherit the mask), then wait for them
+  // synchronously with sigwait: no async signal handler.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
+  if (int rc = pthread_sigmask(SIG_BLOCK, &signals, nullptr); rc != 0) {
+    return absl::InternalError(absl::StrCat("pthread_sigmask: ", std::strerror(rc)));
+  }
+
+  Model first;
+  if (checkpoint.empty()) {
+    ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
+    model::NetworkShape shape = games::VisitGame(config, [&](const auto& game) {
+      return model::NetworkShapeForGame(game, absl::GetFlag(FLAGS_blocks),
+                                        absl::GetFlag(FLAGS_filters));
+    });
+    ZF_RETURN_IF_ERROR(shape.Validate());
+    ZF_ASSIGN_OR_RETURN(first, LoadModel("", config.name, shape, absl::GetFlag(FLAGS_seed),
+                                         max_batch));
+  } else {
+    ZF_ASSIGN_OR_RETURN(first, LoadModel(checkpoint, "", std::nullopt, 0, max_batch));
+  }
+
+  inference::InferenceServer::Options options;
+  options.listen_address = absl::GetFlag(FLAGS_listen);
+  options.backend = first.backend;
+  options.game = first.game;
+  options.loader = [game = first.game, shape = first.shape, max_batch](const std::string& path)
+      -> absl::StatusOr<std::shared_ptr<inference::Backend>> {
+    ZF_ASSIGN_OR_RETURN(Model model, LoadModel(path, game, shape, 0, max_batch));
+    return model.backend;
+  };
+  options.batcher.max_batch = max_batch;
+  options.batcher.max_delay = absl::Microseconds(absl::GetFlag(FLAGS_max_delay_us));
+  options.batcher.num_workers = absl::GetFlag(FLAGS_workers);
+  options.batcher.max_request_rows = std::max(4096, max_batch);
+  options.batcher.max_queued_rows = 8 * int64_t{options.batcher.max_request_rows};
+  options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  ZF_ASSIGN_OR_RETURN(std::unique_ptr<inference::InferenceServer> server,
+                      inference::InferenceServer::Create(std::move(options)));
+  ZF_LOG(INFO) << "inference: listening on port " << server->port()
+               << " (NOT_SERVING until warmed up)";
+  ZF_RETURN_IF_ERROR(server->Serve());
+  // One line on stdout for scripts and tests: the bound port (useful with port 0).
+  std::cout << "zf inference: serving " << first.game << " " << first.shape.DebugString()
+            << " version " << server->model_version() << " on port " << server->port();
+  if (server->metrics_port() != 0) std::cout << ", metrics on port " << server->metrics_port();
+  std::cout << std::endl;
+
+  while (true) {
+    int signal_number = 0;
+    if (sigwait(&signals, &signal_number) != 0) continue;
+    if (signal_number != SIGHUP) {
+      ZF_LOG(INFO) << "inference: " << strsignal(signal_number) << "; draining";
+      break;
+    }
+    if (checkpoint.empty()) {
+      ZF_LOG(WARNING) << "inference: SIGHUP ignored: serving a fresh network, no --checkpoint";
+      continue;
+    }
+    absl::Status reloaded = server->Reload(checkpoint);
+    if (reloaded.ok()) {
+      ZF_LOG(INFO) << "inference: reloaded " << checkpoint << ", now serving version "
+                   << server->model_version();
+    } else {
+      ZF_LOG(ERROR) << "inference: " << reloaded;
+    }
+  }
+  server->Shutdown();
+  ZF_LOG(INFO) << "inference: stopped";
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::vector<Command> InferenceCommands() {
+  return {
+      {"inference",
+       "serve a network over gRPC with dynamic batching until SIGINT/SIGTERM (SIGHUP reloads)",
+       "zf inference --listen ADDR (--checkpoint FILE | --game G [--blocks B] [--filters F] "
+       "[--seed S]) [--max_batch N] [--max_delay_us N] [--workers N] [--metrics_listen ADDR]",
+       {"listen", "checkpoint", "game", "blocks", "filters", "seed", "max_batch", "max_delay_us",
+        "workers", "metrics_listen"},
+       RunInference},
+  };
+}
+
+}  // namespace zf::cli

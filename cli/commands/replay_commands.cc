@@ -1,0 +1,107 @@
+// `zf replay`: runs a ReplayServer until SIGINT or SIGTERM, then drains it and exits 0.
+#include "cli/commands/replay_commands.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "cli/common_flags.h"
+#include "common/logging.h"
+#include "common/status_macros.h"
+#include "replay/service/replay_server.h"
+
+ABSL_FLAG(std::string, dir, "", "replay: the shard's log directory (created if missing)");
+ABSL_FLAG(int64_t, capacity, 1'000'000, "replay: window size in positions");
+ABSL_FLAG(int64_t, min_size_to_sample, 1000, "replay: positions stored before sampling starts");
+ABSL_FLAG(double, samples_per_insert, 4.0, "replay: target samples per inserted position");
+ABSL_FLAG(double, error_buffer, 100'000,
+          "replay: the rate limiter's band half-width, in sampled positions");
+
+namespace zf::cli {
+namespace {
+
+int g_signal_pipe[2] = {-1, -1};
+
+void OnSignal(int signal_number) {
+  int saved_errno = errno;
+  char byte = static_cast<char>(signal_number);
+  (void)!write(g_signal_pipe[1], &byte, 1);
+  errno = saved_errno;
+}
+
+absl::Status RunReplay(const std::vector<std::string>& args) {
+  if (!args.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("unexpected argument \"", args[0], "\""));
+  }
+  replay::ReplayServerOptions options;
+  options.listen = absl::GetFlag(FLAGS_listen);
+  options.dir = absl::GetFlag(FLAGS_dir);
+  if (options.dir.empty()) return absl::InvalidArgumentError("--dir is required");
+  options.capacity_positions = absl::GetFlag(FLAGS_capacity);
+  options.min_size_to_sample = absl::GetFlag(FLAGS_min_size_to_sample);
+  options.samples_per_insert = absl::GetFlag(FLAGS_samples_per_insert);
+  options.error_buffer = absl::GetFlag(FLAGS_error_buffer);
+  options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  if (absl::Status valid = options.Validate(); !valid.ok()) {
+    return absl::InvalidArgumentError(valid.message());
+  }
+
+  // SIGINT and SIGTERM write one byte to a pipe (write is async-signal-safe); this thread waits
+  // on the pipe. (Blocking the signals and using sigwait instead would leave every thread started
+  // here with them blocked, and civetweb refuses to start its threads under that mask.)
+  if (pipe2(g_signal_pipe, O_CLOEXEC) != 0) {
+    return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
+  }
+  struct sigaction action = {};
+  action.sa_handler = OnSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  options.on_listening = [](int port) {
+    ZF_LOG(INFO) << "replay: listening on port " << port << " (NOT_SERVING until recovered)";
+  };
+  ZF_ASSIGN_OR_RETURN(std::unique_ptr<replay::ReplayServer> server,
+                      replay::ReplayServer::Create(options));
+  // One line on stdout for scripts and tests: the bound port (useful with port 0).
+  std::cout << "zf replay: serving " << options.dir << " on port " << server->port();
+  if (!server->metrics_address().empty()) std::cout << ", metrics on " << server->metrics_address();
+  std::cout << std::endl;
+
+  char signal_number = 0;
+  while (read(g_signal_pipe[0], &signal_number, 1) < 0 && errno == EINTR) {
+  }
+  // A second Ctrl-C during the drain ends the process the usual way.
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  ZF_LOG(INFO) << "replay: " << strsignal(signal_number) << "; draining";
+  server->Shutdown();
+  ZF_LOG(INFO) << "replay: stopped";
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::vector<Command> ReplayCommands() {
+  return {
+      {"replay",
+       "serve one durable, rate-limited replay shard over gRPC until SIGINT/SIGTERM",
+       "zf replay --listen ADDR --dir DIR --capacity N [--min_size_to_sample N] "
+       "[--samples_per_insert X] [--error_buffer X] [--metrics_listen ADDR]",
+       {"listen", "dir", "capacity", "min_size_to_sample", "samples_per_insert", "error_buffer",
+        "metrics_listen"},
+       RunReplay},
+  };
+}
+
+}  // namespace zf::cli

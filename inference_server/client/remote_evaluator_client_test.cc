@@ -1,0 +1,276 @@
+// RemoteEvaluatorClient against a real InferenceServer over loopback (FakeBackend): answers
+// matched to requests with many in flight, GetModelInfo with a deadline, reconnection with
+// re-sending when the server is shut down and restarted on the same port, and the synchronous
+// search::Evaluator adapter.
+#include <atomic>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "common/testing/status_matchers.h"
+#include "common/testing/wait.h"
+#include "common/thread.h"
+#include "games/tictactoe/tictactoe.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "inference_server/client/remote_evaluator.h"
+#include "inference_server/client/remote_evaluator_client.h"
+#include "inference_server/fake_backend.h"
+#include "inference_server/service/inference_server.h"
+
+namespace zf::inference {
+namespace {
+
+constexpr ModelSpec kSpec{.input_channels = 2, .board_height = 4, .board_width = 5,
+                          .num_actions = 9};
+
+std::shared_ptr<FakeBackend> Fake(int64_t version, ModelSpec spec = kSpec) {
+  auto backend = FakeBackend::Create({.spec = spec, .max_batch = 1024, .version = version});
+  EXPECT_TRUE(backend.ok()) << backend.status();
+  return std::shared_ptr<FakeBackend>(std::move(*backend));
+}
+
+std::unique_ptr<InferenceServer> StartServer(std::shared_ptr<Backend> backend,
+                                             const std::string& address = "127.0.0.1:0") {
+  InferenceServer::Options options;
+  options.listen_address = address;
+  options.backend = std::move(backend);
+  options.game = "test";
+  options.batcher.max_batch = 16;
+  options.batcher.max_delay = absl::Microseconds(200);
+  options.batcher.max_request_rows = 64;
+  options.batcher.num_workers = 1;
+  auto server = InferenceServer::Create(std::move(options));
+  EXPECT_TRUE(server.ok()) << server.status();
+  if (!server.ok()) return nullptr;
+  EXPECT_OK((*server)->Serve());
+  return *std::move(server);
+}
+
+std::unique_ptr<RemoteEvaluatorClient> Client(int port, ModelSpec spec = kSpec) {
+  RemoteEvaluatorClient::Options options;
+  options.target = absl::StrCat("127.0.0.1:", port);
+  options.input_channels = spec.input_channels;
+  options.board_height = spec.board_height;
+  options.board_width = spec.board_width;
+  options.initial_backoff = absl::Milliseconds(10);
+  options.max_backoff = absl::Milliseconds(200);
+  auto client = RemoteEvaluatorClient::Create(options);
+  EXPECT_TRUE(client.ok()) << client.status();
+  return client.ok() ? *std::move(client) : nullptr;
+}
+
+// Collects answers; checks each against FakeBackend's pure function.
+class Answers {
+ public:
+  RemoteEvaluatorClient::Callback Expect(std::vector<uint8_t> planes, int rows) {
+    return [this, planes = std::move(planes), rows](
+               absl::StatusOr<RemoteEvaluatorClient::Result> result) {
+      bool correct = result.ok() && result->rows == rows;
+      std::vector<float> logits(kSpec.num_actions), wdl(3);
+      for (int i = 0; correct && i < rows; ++i) {
+        FakeBackend::Evaluate(result->model_version,
+                              std::span<const uint8_t>(planes).subspan(i * kSpec.PlaneSize(),
+                                                                       kSpec.PlaneSize()),
+                              logits, wdl);
+        correct = std::equal(logits.begin(), logits.end(),
+                             result->policy_logits.begin() + i * kSpec.num_actions) &&
+                  std::equal(wdl.begin(), wdl.end(), result->wdl.begin() + i * 3);
+      }
+      absl::MutexLock lock(&mu_);
+      ++done_;
+      if (!correct) {
+        ++wrong_;
+        if (!result.ok()) last_error_ = result.status();
+      }
+      if (result.ok()) ++versions_[result->model_version];
+    };
+  }
+  // Waits (bounded) for `n` answers.
+  bool WaitFor(int n) {
+    absl::MutexLock lock(&mu_);
+    auto enough = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return done_ >= n; };
+    return mu_.AwaitWithTimeout(absl::Condition(&enough), absl::Seconds(60));
+  }
+  int wrong() {
+    absl::MutexLock lock(&mu_);
+    return wrong_;
+  }
+  absl::Status last_error() {
+    absl::MutexLock lock(&mu_);
+    return last_error_;
+  }
+  std::map<int64_t, int> versions() {
+    absl::MutexLock lock(&mu_);
+    return versions_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  int done_ ABSL_GUARDED_BY(mu_) = 0;
+  int wrong_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Status last_error_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, int> versions_ ABSL_GUARDED_BY(mu_);
+};
+
+std::vector<uint8_t> RandomPlanes(int rows, std::mt19937_64& rng) {
+  std::vector<uint8_t> planes(static_cast<size_t>(rows * kSpec.PlaneSize()));
+  for (uint8_t& b : planes) b = static_cast<uint8_t>(rng());
+  return planes;
+}
+
+TEST(RemoteEvaluatorClientTest, ManyRequestsInFlightAreMatchedToTheirAnswers) {
+  auto server = StartServer(Fake(/*version=*/7));
+  ASSERT_NE(server, nullptr);
+  auto client = Client(server->port());
+  ASSERT_NE(client, nullptr);
+  Answers answers;
+  constexpr int kThreads = 4, kPerThread = 150;
+  {
+    std::vector<std::unique_ptr<Thread>> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.push_back(std::make_unique<Thread>(absl::StrCat("submit", t), [&, t] {
+        std::mt19937_64 rng(t);
+        for (int i = 0; i < kPerThread; ++i) {
+          const int rows = 1 + i % 12;
+          std::vector<uint8_t> planes = RandomPlanes(rows, rng);
+          EXPECT_OK(client->Submit(planes, rows, answers.Expect(planes, rows)));
+        }
+      }));
+    }
+  }
+  ASSERT_TRUE(answers.WaitFor(kThreads * kPerThread));
+  EXPECT_EQ(answers.wrong(), 0) << answers.last_error();
+  EXPECT_EQ(answers.versions(), (std::map<int64_t, int>{{7, kThreads * kPerThread}}));
+  EXPECT_EQ(client->pending(), 0);
+}
+
+TEST(RemoteEvaluatorClientTest, BadSubmitAndServerErrorsAreReported) {
+  auto server = StartServer(Fake(1));
+  ASSERT_NE(server, nullptr);
+  auto client = Client(server->port());
+  std::vector<uint8_t> planes(kSpec.PlaneSize() * 2);
+  EXPECT_EQ(client->Submit(planes, 3, [](auto) {}).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(client->Submit(planes, 0, [](auto) {}).code(), absl::StatusCode::kInvalidArgument);
+  // A client whose plane shape is not the model's: the server answers INVALID_ARGUMENT.
+  auto wrong = Client(server->port(), ModelSpec{3, 4, 5, 9});
+  absl::Notification done;
+  absl::Status status;
+  std::vector<uint8_t> wrong_planes(3 * 4 * 5);
+  ASSERT_OK(wrong->Submit(wrong_planes, 1, [&](absl::StatusOr<RemoteEvaluatorClient::Result> r) {
+    status = r.status();
+    done.Notify();
+  }));
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(60)));
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("expected [n, 2, 4, 5]"));
+}
+
+TEST(RemoteEvaluatorClientTest, GetModelInfoHasADeadline) {
+  auto server = StartServer(Fake(4));
+  ASSERT_NE(server, nullptr);
+  auto client = Client(server->port());
+  absl::StatusOr<zerofleet::v1::ModelInfo> info = client->GetModelInfo(absl::Seconds(10));
+  ASSERT_OK(info.status());
+  EXPECT_EQ(info->version(), 4);
+  EXPECT_EQ(info->num_actions(), 9);
+  const int port = server->port();
+  server.reset();
+  auto orphan = Client(port);
+  absl::StatusOr<zerofleet::v1::ModelInfo> none = orphan->GetModelInfo(absl::Seconds(1));
+  EXPECT_THAT(none.status().code(), ::testing::AnyOf(absl::StatusCode::kUnavailable,
+                                                     absl::StatusCode::kDeadlineExceeded));
+}
+
+TEST(RemoteEvaluatorClientTest, ReconnectsAndResendsWhenTheServerIsRestarted) {
+  std::shared_ptr<FakeBackend> first_backend = Fake(1);
+  auto server = StartServer(first_backend);
+  ASSERT_NE(server, nullptr);
+  const int port = server->port();
+  auto client = Client(port);
+  Answers answers;
+  constexpr int kRequests = 60;
+  std::mt19937_64 rng(3);
+  first_backend->PauseRuns();
+  for (int i = 0; i < kRequests; ++i) {
+    const int rows = 1 + i % 8;
+    std::vector<uint8_t> planes = RandomPlanes(rows, rng);
+    ASSERT_OK(client->Submit(planes, rows, answers.Expect(planes, rows)));
+  }
+  // A batch is held in the backend and more requests are queued behind it when the server goes.
+  ASSERT_TRUE(testing::WaitFor([&] {
+    return first_backend->NumBlockedRuns() == 1 && server->batcher().stats().queued_requests > 0;
+  }));
+  {
+    Thread shutdown("shutdown", [&] { server->Shutdown(); });
+    ASSERT_TRUE(testing::WaitFor([&] { return !server->serving(); }));
+    first_backend->ResumeRuns();
+  }
+  server.reset();
+  EXPECT_GT(client->pending(), 0);
+  // Restart on the same port with a newer model: every request is eventually answered.
+  auto restarted = StartServer(Fake(2), absl::StrCat("127.0.0.1:", port));
+  ASSERT_NE(restarted, nullptr);
+  ASSERT_TRUE(answers.WaitFor(kRequests));
+  EXPECT_EQ(answers.wrong(), 0) << answers.last_error();
+  std::map<int64_t, int> versions = answers.versions();
+  EXPECT_GT(versions[1], 0);  // the batch in flight during shutdown was answered
+  EXPECT_GT(versions[2], 0);  // the rest were re-sent to the new server
+  EXPECT_EQ(versions[1] + versions[2], kRequests);
+  EXPECT_GE(client->streams_opened(), 2);
+}
+
+TEST(RemoteEvaluatorClientTest, CloseCancelsUnansweredRequests) {
+  std::shared_ptr<FakeBackend> backend = Fake(1);
+  auto server = StartServer(backend);
+  ASSERT_NE(server, nullptr);
+  auto client = Client(server->port());
+  backend->PauseRuns();
+  absl::Notification done;
+  absl::Status status;
+  std::vector<uint8_t> planes(kSpec.PlaneSize());
+  ASSERT_OK(client->Submit(planes, 1, [&](absl::StatusOr<RemoteEvaluatorClient::Result> r) {
+    status = r.status();
+    done.Notify();
+  }));
+  ASSERT_TRUE(testing::WaitFor([&] { return backend->NumBlockedRuns() == 1; }));
+  client->Close();
+  ASSERT_TRUE(done.HasBeenNotified());
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(client->Submit(planes, 1, [](auto) {}).code(), absl::StatusCode::kCancelled);
+  backend->ResumeRuns();
+}
+
+TEST(RemoteEvaluatorTest, GivesPriorsOverLegalActionsAndValues) {
+  games::TicTacToe game;
+  const games::PlaneShape shape = game.Shape();
+  const ModelSpec spec{shape.channels, shape.height, shape.width, game.NumActions()};
+  auto server = StartServer(Fake(3, spec));
+  ASSERT_NE(server, nullptr);
+  auto client = Client(server->port(), spec);
+  RemoteEvaluator<games::TicTacToe> evaluator(client.get());
+  games::TicTacToe after = game;
+  after.Apply(4);
+  std::vector<games::TicTacToe> positions = {game, after};
+  std::vector<float> policies(2 * 9), values(2);
+  ASSERT_OK(evaluator.Evaluate(positions, policies, values));
+  for (int i = 0; i < 2; ++i) {
+    std::vector<uint8_t> planes(spec.PlaneSize());
+    positions[i].Encode(planes.data());
+    std::vector<float> logits(9), wdl(3);
+    FakeBackend::Evaluate(3, planes, logits, wdl);
+    EXPECT_FLOAT_EQ(values[i], wdl[0] - wdl[2]);
+    float sum = 0;
+    for (int a = 0; a < 9; ++a) sum += policies[i * 9 + a];
+    EXPECT_NEAR(sum, 1.0f, 1e-5);
+  }
+  EXPECT_EQ(policies[9 + 4], 0.0f);  // the occupied centre is illegal after the first move
+  EXPECT_GT(policies[9 + 0], 0.0f);
+}
+
+}  // namespace
+}  // namespace zf::inference
