@@ -19,6 +19,7 @@
 #include "absl/time/time.h"
 #include "cli/common_flags.h"
 #include "common/logging.h"
+#include "common/metrics/build_info.h"
 #include "common/status_macros.h"
 #include "games/registry.h"
 #include "inference_server/service/inference_server.h"
@@ -128,10 +129,17 @@ absl::Status RunInference(const std::vector<std::string>& args) {
   options.batcher.max_request_rows = std::max(4096, max_batch);
   options.batcher.max_queued_rows = 8 * int64_t{options.batcher.max_request_rows};
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  const std::string options_metrics_listen_host =
+      options.metrics_listen.substr(0, options.metrics_listen.rfind(':'));
   ZF_ASSIGN_OR_RETURN(std::unique_ptr<inference::InferenceServer> server,
                       inference::InferenceServer::Create(std::move(options)));
+  metrics::RegisterBuildInfo(server->registry(), "inference");
   ZF_LOG(INFO) << "inference: listening on port " << server->port()
                << " (NOT_SERVING until warmed up)";
+  if (server->metrics_port() != 0) {
+    ZF_LOG(INFO) << "inference: metrics on " << options_metrics_listen_host << ":"
+                 << server->metrics_port();
+  }
   ZF_RETURN_IF_ERROR(server->Serve());
   // One line on stdout for scripts and tests: the bound port (useful with port 0).
   std::cout << "zf inference: serving " << first.game << " " << first.shape.DebugString()

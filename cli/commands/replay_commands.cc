@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/common_flags.h"
 #include "common/logging.h"
+#include "common/metrics/build_info.h"
 #include "common/status_macros.h"
 #include "replay/service/replay_server.h"
 
@@ -58,7 +59,7 @@ absl::Status RunReplay(const std::vector<std::string>& args) {
 
   // SIGINT and SIGTERM write one byte to a pipe (write is async-signal-safe); this thread waits
   // on the pipe. (Blocking the signals and using sigwait instead would leave every thread started
-  // here with them blocked, and civetweb refuses to start its threads under that mask.)
+  // here with them blocked, and the metrics server's threads would inherit that mask.)
   if (pipe2(g_signal_pipe, O_CLOEXEC) != 0) {
     return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
   }
@@ -73,6 +74,10 @@ absl::Status RunReplay(const std::vector<std::string>& args) {
   };
   ZF_ASSIGN_OR_RETURN(std::unique_ptr<replay::ReplayServer> server,
                       replay::ReplayServer::Create(options));
+  metrics::RegisterBuildInfo(*server->registry(), "replay");
+  if (!server->metrics_address().empty()) {
+    ZF_LOG(INFO) << "replay: metrics on " << server->metrics_address();
+  }
   // One line on stdout for scripts and tests: the bound port (useful with port 0).
   std::cout << "zf replay: serving " << options.dir << " on port " << server->port();
   if (!server->metrics_address().empty()) std::cout << ", metrics on " << server->metrics_address();

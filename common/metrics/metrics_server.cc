@@ -1,33 +1,33 @@
 #include "common/metrics/metrics_server.h"
 
 #include <arpa/inet.h>
-#include <civetweb.h>
+#include <errno.h>
+#include <httplib.h>
 #include <netinet/in.h>
+#include <signal.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
-#include "absl/base/call_once.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "common/logging.h"
 #include "common/metrics/text_serializer.h"
 #include "common/status_macros.h"
-#include "common/thread.h"
 
 namespace zf::metrics {
 namespace {
 
 constexpr int kMaxThreads = 64;
-// A client that sends nothing for this long loses its worker thread.
-constexpr char kRequestTimeoutMs[] = "10000";
+// A client that sends (or reads) nothing for this long loses its worker thread.
+constexpr std::chrono::seconds kIoTimeout{10};
 
 constexpr char kIndexPage[] =
     "<!DOCTYPE html>\n"
@@ -38,7 +38,7 @@ constexpr char kNotFound[] = "404 not found: metrics are served at /metrics\n";
 constexpr char kMethodNotAllowed[] = "405 method not allowed: use GET or HEAD\n";
 
 struct ListenAddress {
-  std::string host;  // IPv4 literal, as civetweb's "listening_ports" wants it
+  std::string host;  // IPv4 literal
   int port = 0;
 };
 
@@ -52,7 +52,7 @@ absl::StatusOr<ListenAddress> ParseListenAddress(absl::string_view address) {
   absl::string_view port = address.substr(colon + 1);
   if (absl::StartsWith(host, "[") || host.find(':') != absl::string_view::npos) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "listen_address \"", address, "\": IPv6 is not supported (civetweb is built without it)"));
+        "listen_address \"", address, "\": IPv6 is not supported"));
   }
   ListenAddress parsed;
   if (host == "localhost") {
@@ -81,41 +81,32 @@ absl::StatusOr<ListenAddress> ParseListenAddress(absl::string_view address) {
   return parsed;
 }
 
-void InitCivetwebOnce() {
-  static absl::once_flag once;
-  // mg_init_library is not thread-safe and must precede everything else; never undone.
-  absl::call_once(once, [] { mg_init_library(0); });
-}
-
-// Sends one complete response; returns `status` for civetweb's access accounting.
-int Respond(mg_connection* conn, int status, const char* content_type, absl::string_view body,
-            bool head_only, const char* allow = nullptr) {
-  mg_response_header_start(conn, status);
-  mg_response_header_add(conn, "Content-Type", content_type, -1);
-  const std::string length = absl::StrCat(body.size());
-  mg_response_header_add(conn, "Content-Length", length.c_str(), -1);
-  mg_response_header_add(conn, "Cache-Control", "no-store", -1);
-  if (allow != nullptr) mg_response_header_add(conn, "Allow", allow, -1);
-  mg_response_header_send(conn);
-  if (!head_only && !body.empty()) {
-    // A client that went away makes this fail; nothing to do about it.
-    mg_write(conn, body.data(), body.size());
-  }
-  return status;
-}
-
-// Opens and at once closes a TCP connection to host:port, without blocking for long.
-void KnockOnce(const std::string& host, int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return;
+// Why `host:port` cannot be bound: bind()'s strerror, found by a throwaway socket set up the way
+// cpp-httplib sets up its own (SO_REUSEADDR), since cpp-httplib only reports failure.
+std::string BindFailureReason(const ListenAddress& listen) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return absl::StrCat("socket: ", ::strerror(errno));
+  const int yes = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   sockaddr_in address = {};
   address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  if (inet_pton(AF_INET, host.c_str(), &address.sin_addr) == 1) {
-    // Non-blocking: on loopback the handshake completes in the kernel; nothing to wait for.
-    ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address));
+  address.sin_port = htons(static_cast<uint16_t>(listen.port));
+  std::string reason = "cannot bind";
+  if (inet_pton(AF_INET, listen.host.c_str(), &address.sin_addr) == 1 &&
+      ::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
+    reason = ::strerror(errno);  // e.g. "Address already in use"
+  } else if (::listen(fd, 1) != 0) {
+    reason = ::strerror(errno);
   }
   ::close(fd);
+  return reason;
+}
+
+void SetResponse(httplib::Response& response, int status, absl::string_view body,
+                 const char* content_type) {
+  response.status = status;
+  response.set_header("Cache-Control", "no-store");
+  response.set_content(std::string(body), content_type);
 }
 
 }  // namespace
@@ -142,67 +133,81 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Create(
 
 absl::Status MetricsServer::Start(const Options& options) {
   ZF_ASSIGN_OR_RETURN(const ListenAddress listen, ParseListenAddress(options.listen_address));
-  InitCivetwebOnce();
+  // cpp-httplib's send() does not pass MSG_NOSIGNAL: a client closing early must not kill us.
+  ::signal(SIGPIPE, SIG_IGN);
 
-  const std::string ports = absl::StrCat(listen.host, ":", listen.port);
-  const std::string threads = absl::StrCat(options.num_threads);
-  const char* civet_options[] = {
-      "listening_ports", ports.c_str(),       "num_threads", threads.c_str(), "request_timeout_ms",
-      kRequestTimeoutMs, "enable_keep_alive", "no",          nullptr};
-  mg_callbacks callbacks = {};
-  callbacks.begin_request = &MetricsServer::BeginRequest;
-  callbacks.log_message = &MetricsServer::LogMessage;
-  callbacks.log_access = &MetricsServer::LogAccess;
-  unsigned error_code = 0;
-  char error_text[256] = {};
-  mg_error_data error = {&error_code, error_text, sizeof(error_text)};
-  mg_init_data init = {&callbacks, this, civet_options};
-  context_ = mg_start2(&init, &error);
+  http_ = std::make_unique<httplib::Server>();
+  const size_t num_threads = static_cast<size_t>(options.num_threads);
+  // std::thread workers get the default stack size (see the header: why not civetweb).
+  http_->new_task_queue = [num_threads] { return new httplib::ThreadPool(num_threads); };
+  http_->set_read_timeout(kIoTimeout);
+  http_->set_write_timeout(kIoTimeout);
+  http_->set_keep_alive_max_count(1);  // one request per connection: idle clients hold no worker
+  http_->set_address_family(AF_INET);
+  // cpp-httplib's default also sets SO_REUSEPORT, which would let a second server bind a port
+  // that is already served; keep only SO_REUSEADDR (restart without waiting out TIME_WAIT).
+  http_->set_socket_options([](int sock) {
+    const int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
 
-  std::vector<std::string> messages;
-  {
-    absl::MutexLock lock(&mu_);
-    starting_ = false;
-    messages.swap(startup_messages_);
+  constexpr char kText[] = "text/plain; charset=utf-8";
+  http_->Get("/metrics", [this](const httplib::Request&, httplib::Response& response) {
+    // HEAD is routed here too; cpp-httplib then sends the headers only.
+    SetResponse(response, 200, Scrape(), kTextContentType);
+  });
+  http_->Get("/", [](const httplib::Request&, httplib::Response& response) {
+    SetResponse(response, 200, kIndexPage, "text/html; charset=utf-8");
+  });
+  const auto not_allowed = [kText](const httplib::Request&, httplib::Response& response) {
+    SetResponse(response, 405, kMethodNotAllowed, kText);
+    response.set_header("Allow", "GET, HEAD");
+  };
+  for (const char* path : {"/metrics", "/"}) {
+    http_->Post(path, not_allowed);
+    http_->Put(path, not_allowed);
+    http_->Patch(path, not_allowed);
+    http_->Delete(path, not_allowed);
+    http_->Options(path, not_allowed);
   }
-  if (context_ == nullptr) {
-    // civetweb's own messages say why (e.g. "cannot bind to 127.0.0.1:9090: 98 (Address already
-    // in use)"); its error text is only a summary.
-    if (error_text[0] != '\0') messages.push_back(error_text);
+  http_->set_error_handler([kText](const httplib::Request&, httplib::Response& response) {
+    if (response.status == 404) SetResponse(response, 404, kNotFound, kText);
+  });
+  http_->set_exception_handler(
+      [kText](const httplib::Request&, httplib::Response& response, std::exception_ptr) {
+        SetResponse(response, 500, "500 internal error\n", kText);
+      });
+
+  if (listen.port == 0) {
+    port_ = http_->bind_to_any_port(listen.host);  // getsockname() after bind: the real port
+  } else {
+    port_ = http_->bind_to_port(listen.host, listen.port) ? listen.port : -1;
+  }
+  if (port_ <= 0) {
+    port_ = 0;
+    http_.reset();
     return absl::UnavailableError(absl::StrCat("metrics server cannot listen on ",
                                                options.listen_address, ": ",
-                                               absl::StrJoin(messages, "; ")));
+                                               BindFailureReason(listen)));
   }
-  for (const std::string& message : messages) ZF_LOG(WARNING) << "civetweb: " << message;
-
-  mg_server_port bound[4] = {};
-  const int num_bound = mg_get_server_ports(context_, 4, bound);
-  // civetweb reads the port back with getsockname() after bind, so port 0 yields the real one.
-  if (num_bound < 1 || bound[0].port <= 0 || (listen.port != 0 && bound[0].port != listen.port)) {
-    mg_stop(context_);
-    context_ = nullptr;
-    return absl::InternalError(absl::StrCat("metrics server on ", options.listen_address,
-                                            ": civetweb does not report the bound port"));
-  }
-  port_ = bound[0].port;
   address_ = absl::StrCat(listen.host, ":", port_);
-  wake_host_ = listen.host == "0.0.0.0" ? "127.0.0.1" : listen.host;
+  listener_done_ = std::make_unique<absl::Notification>();
+  listener_ = std::make_unique<Thread>("metrics-http", [this] {
+    http_->listen_after_bind();
+    listener_done_->Notify();
+  });
   return absl::OkStatus();
 }
 
 MetricsServer::~MetricsServer() {
-  if (context_ == nullptr) return;
-  // civetweb's master thread polls the listening socket with a fixed 2 s timeout and only then
-  // notices mg_stop(); a connection wakes it at once. mg_stop() runs on a helper thread while this
-  // one knocks every 20 ms until it returns; if knocking fails, stopping still ends within 2 s.
-  absl::Notification stopped;
-  Thread stopper("metrics-stop", [this, &stopped] {
-    mg_stop(context_);
-    stopped.Notify();
-  });
-  while (!stopped.WaitForNotificationWithTimeout(absl::Milliseconds(20))) {
-    KnockOnce(wake_host_, port_);
+  if (listener_ == nullptr) return;
+  // stop() only acts once the listener thread has entered its accept loop (microseconds after
+  // Start); wait for that, then stop once. listen_after_bind() then joins the worker threads.
+  while (!http_->is_running() &&
+         !listener_done_->WaitForNotificationWithTimeout(absl::Milliseconds(1))) {
   }
+  if (!listener_done_->HasBeenNotified()) http_->stop();
+  listener_->Join();
 }
 
 void MetricsServer::AddRegistry(std::shared_ptr<Registry> registry) {
@@ -218,51 +223,6 @@ std::string MetricsServer::Scrape() const {
     registries = registries_;
   }
   return TextSerializer().Serialize(CollectAll(registries));
-}
-
-int MetricsServer::BeginRequest(mg_connection* conn) {
-  const mg_request_info* info = mg_get_request_info(conn);
-  const auto* server = static_cast<const MetricsServer*>(info->user_data);
-  return server->HandleRequest(conn);
-}
-
-int MetricsServer::HandleRequest(mg_connection* conn) const {
-  const mg_request_info* info = mg_get_request_info(conn);
-  const absl::string_view method = info->request_method ? info->request_method : "";
-  const absl::string_view path = info->local_uri ? info->local_uri : "";
-  const bool head_only = method == "HEAD";
-  constexpr char kText[] = "text/plain; charset=utf-8";
-  if (path != "/metrics" && path != "/") return Respond(conn, 404, kText, kNotFound, head_only);
-  if (method != "GET" && !head_only) {
-    return Respond(conn, 405, kText, kMethodNotAllowed, /*head_only=*/false, "GET, HEAD");
-  }
-  if (path == "/") return Respond(conn, 200, "text/html; charset=utf-8", kIndexPage, head_only);
-  return Respond(conn, 200, kTextContentType, Scrape(), head_only);
-}
-
-int MetricsServer::LogMessage(const mg_connection* conn, const char* message) {
-  const mg_context* context = conn != nullptr ? mg_get_context(conn) : nullptr;
-  auto* server =
-      context != nullptr ? static_cast<MetricsServer*>(mg_get_user_data(context)) : nullptr;
-  if (server != nullptr) {
-    server->OnCivetwebMessage(message);
-  } else {
-    ZF_LOG(WARNING) << "civetweb: " << message;
-  }
-  return 1;  // handled: civetweb writes nothing itself
-}
-
-int MetricsServer::LogAccess(const mg_connection*, const char*) { return 1; }
-
-void MetricsServer::OnCivetwebMessage(const char* message) {
-  {
-    absl::MutexLock lock(&mu_);
-    if (starting_) {
-      startup_messages_.emplace_back(message);
-      return;
-    }
-  }
-  ZF_LOG(WARNING) << "civetweb: " << message;
 }
 
 }  // namespace zf::metrics

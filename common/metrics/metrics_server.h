@@ -5,15 +5,22 @@
 //   GET /          200, a short HTML page linking /metrics
 //   anything else  404 (text/plain); a method other than GET or HEAD on the two paths above: 405
 //
-// Built on civetweb (the Debian package). civetweb's own log output never reaches stderr: while
-// the server starts, its messages are gathered into the returned status; afterwards each one is
-// logged once with ZF_LOG(WARNING) prefixed "civetweb: ". Access logging is off. Like every
-// civetweb server, starting one sets SIGPIPE to SIG_IGN for the process (a client closing early
-// must not kill it); SIGCHLD is left alone.
+// Built on cpp-httplib (Debian's libcpp-httplib-dev). It replaced civetweb because Debian's
+// civetweb creates its threads with a fixed 100 KiB stack (USE_STACK_SIZE=102400), and glibc
+// carves static TLS out of that stack: a process linking LibTorch + OpenBLAS + glog has ~102 KiB
+// of static TLS, so pthread_create failed with EINVAL ("Cannot create threads") in `zf`. The
+// server's threads are plain std::threads with the default (RLIMIT_STACK) stack size.
 //
-// Thread-safe. Requests are answered on `num_threads` civetweb worker threads, owned by the
-// server and joined by its destructor; collecting a scrape takes registry mutexes only briefly and
-// no lock is held while writing to a socket. Idle connections are closed after 10 s.
+// cpp-httplib writes nothing to stderr; access logging is off. Its sends do not pass
+// MSG_NOSIGNAL, so starting a server sets SIGPIPE to SIG_IGN for the process (a client closing
+// early must not kill it; gRPC does the same); SIGCHLD is left alone. Keep-alive is off: each
+// connection carries one request.
+//
+// Thread-safe. The server owns one listener thread (accept loop) and `num_threads` worker threads
+// that answer requests; the destructor stops the listener and joins all of them. A client that
+// sends nothing (or reads nothing) for 10 s loses its worker thread (read and write timeouts), so
+// a slow client cannot block the server forever. Collecting a scrape takes registry mutexes only
+// briefly and no lock is held while writing to a socket.
 #pragma once
 
 #include <memory>
@@ -24,10 +31,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "common/metrics/registry.h"
+#include "common/thread.h"
 
-struct mg_connection;
-struct mg_context;
+namespace httplib {
+class Server;
+}
 
 namespace zf::metrics {
 
@@ -35,10 +45,9 @@ class MetricsServer {
  public:
   struct Options {
     // "HOST:PORT". HOST is an IPv4 address ("0.0.0.0" for every interface, "127.0.0.1" for
-    // loopback only) or "localhost" (= 127.0.0.1); IPv6 is not supported by Debian's civetweb
-    // build. PORT is 0..65535; 0 asks the kernel for a free port, which port() then reports.
+    // loopback only) or "localhost" (= 127.0.0.1); IPv6 is not supported. PORT is 0..65535; 0 asks the kernel for a free port, which port() then reports.
     std::string listen_address = "0.0.0.0:9090";
-    // civetweb worker threads, 1..64. Scrapes are rare and cheap; 2 lets a slow client not block
+    // Worker threads, 1..64. Scrapes are rare and cheap; 2 lets a slow client not block
     // Prometheus.
     int num_threads = 2;
 
@@ -49,13 +58,12 @@ class MetricsServer {
   // Starts serving `registries` (null entries are ignored). Returns once the port is listening.
   // Returns: InvalidArgument for bad options (malformed address, thread count);
   //          Unavailable when the address cannot be bound (port taken, address not local), with
-  //            the address and civetweb's reason in the message;
-  //          Internal if civetweb started but does not report its port.
+  //            the address and the reason (strerror of bind) in the message.
   static absl::StatusOr<std::unique_ptr<MetricsServer>> Create(
       Options options, std::vector<std::shared_ptr<Registry>> registries);
 
-  // Stops accepting, waits for requests in progress to finish, joins civetweb's threads. Blocks
-  // for milliseconds (a request in progress can hold it up to the 10 s request timeout).
+  // Stops accepting, waits for requests in progress to finish, joins the server's threads.
+  // Blocks for milliseconds (a request in progress can hold it up to the 10 s read/write timeout).
   ~MetricsServer();
 
   MetricsServer(const MetricsServer&) = delete;
@@ -78,23 +86,15 @@ class MetricsServer {
 
   absl::Status Start(const Options& options);
 
-  // civetweb callbacks (C linkage is not needed: they are only called through pointers).
-  static int BeginRequest(mg_connection* conn);
-  static int LogMessage(const mg_connection* conn, const char* message);
-  static int LogAccess(const mg_connection* conn, const char* message);
-
-  int HandleRequest(mg_connection* conn) const;
-  void OnCivetwebMessage(const char* message) ABSL_LOCKS_EXCLUDED(mu_);
-
   mutable absl::Mutex mu_;
   std::vector<std::shared_ptr<Registry>> registries_ ABSL_GUARDED_BY(mu_);
-  bool starting_ ABSL_GUARDED_BY(mu_) = true;
-  std::vector<std::string> startup_messages_ ABSL_GUARDED_BY(mu_);
 
-  mg_context* context_ = nullptr;  // set once by Start(); civetweb's own synchronization
+  // Set once by Start() before the listener thread starts; cpp-httplib synchronizes itself.
+  std::unique_ptr<httplib::Server> http_;
+  std::unique_ptr<Thread> listener_;  // runs http_->listen_after_bind(); joined by the destructor
+  std::unique_ptr<absl::Notification> listener_done_;
   int port_ = 0;
   std::string address_;
-  std::string wake_host_;  // where the destructor connects to wake civetweb's master thread
 };
 
 }  // namespace zf::metrics
