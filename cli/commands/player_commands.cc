@@ -19,6 +19,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "cli/commands/bench_commands.h"
 #include "cli/common_flags.h"
 #include "cli/json.h"
 #include "cli/players.h"
@@ -34,7 +35,7 @@ ABSL_FLAG(bool, verbose, false, "match: print every move, the board and the play
 ABSL_FLAG(std::string, vs, "mcts:1000", "play: the engine's player spec");
 ABSL_FLAG(bool, engine_first, false, "play: the engine moves first");
 ABSL_FLAG(int, sims, 800, "bench mcts: simulations per search (1..100000)");
-ABSL_FLAG(double, seconds, 3.0, "bench mcts: minimum measuring time in seconds (0.1..600)");
+ABSL_FLAG(double, seconds, 3.0, "bench: measuring time in seconds (0.1..600)");
 
 namespace zf::cli {
 namespace {
@@ -196,10 +197,13 @@ std::string CpuModel() {
 }
 
 absl::Status RunBench(const std::vector<std::string>& args) {
+  if (args.size() == 1 && args[0] == "inference") return RunBenchInference();
+  if (args.size() == 1 && args[0] == "replay") return RunBenchReplay();
   if (args.size() != 1 || args[0] != "mcts") {
     return absl::InvalidArgumentError(
-        args.empty() ? "which benchmark? usage: zf bench mcts --game G [--json]"
-                     : absl::StrCat("unknown benchmark \"", args[0], "\"; benchmarks: mcts"));
+        args.empty() ? "which benchmark? usage: zf bench mcts|inference|replay [--json]"
+                     : absl::StrCat("unknown benchmark \"", args[0],
+                                    "\"; benchmarks: mcts, inference, replay"));
   }
   ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
   int sims = absl::GetFlag(FLAGS_sims);
@@ -239,6 +243,12 @@ absl::Status RunBench(const std::vector<std::string>& args) {
   });
 }
 
+std::vector<std::string> BenchCommandFlags() {
+  std::vector<std::string> flags = {"game", "sims", "seconds", "json"};
+  for (std::string& flag : BenchFlags()) flags.push_back(std::move(flag));
+  return flags;
+}
+
 }  // namespace
 
 std::vector<Command> PlayerCommands() {
@@ -249,9 +259,16 @@ std::vector<Command> PlayerCommands() {
       {"play", "play against an engine in the terminal, with its thinking shown",
        "zf play --game G --vs SPEC [--engine_first] [--seed S]",
        {"game", "vs", "engine_first", "seed"}, RunPlay},
-      {"bench", "benchmarks; 'zf bench mcts': MCTS simulations per second on one thread",
-       "zf bench mcts --game G [--sims N] [--seconds S] [--json]",
-       {"game", "sims", "seconds", "json"}, RunBench},
+      {"bench",
+       "benchmarks; 'zf bench mcts': MCTS simulations per second on one thread; 'zf bench "
+       "inference': batched gRPC serving vs raw and batch-1 baseline; 'zf bench replay': shard "
+       "insert/sample throughput and memory",
+       "zf bench mcts --game G [--sims N] [--seconds S] [--json]\n"
+       "  zf bench inference [--game G] [--blocks B] [--filters F] [--max_batch N] [--streams S] "
+       "[--rows R] [--in_flight K] [--baseline_threads P] [--intra_op_threads N] [--seconds T] "
+       "[--json]\n"
+       "  zf bench replay [--capacity N] [--inserters K] [--seconds S] [--dir DIR] [--json]",
+       BenchCommandFlags(), RunBench},
   };
 }
 

@@ -1,14 +1,5 @@
-// Replay shard benchmark: durable insert and sample throughput of one in-process Shard with
-// Connect Four-shaped records, and its resident memory per stored position at full capacity.
-//
-//   build/replay/replay_bench [--json] [--capacity N] [--inserters K] [--seconds S] [--dir DIR]
-//
-// Insert: K threads call Shard::Insert (each acknowledged only after the log's group commit, one
-// fdatasync per group) until 2x capacity positions are stored, so the second half runs with a
-// full window (evicting and deleting segments). Sample: one thread calls Shard::Sample(256) for S
-// seconds on the full window, random symmetry on. The rate limiter is configured not to block.
-// Memory: resident set (/proc/self/statm) growth from before the shard was created, divided by the
-// positions stored, taken when the window first fills and again at the end.
+#include "replay/bench/replay_bench.h"
+
 #include <unistd.h>
 
 #include <atomic>
@@ -26,8 +17,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/status_macros.h"
 #include "replay/shard.h"
 
 namespace zf::replay {
@@ -84,46 +77,29 @@ zerofleet::v1::GameRecord MakeGame(const std::string& id, std::mt19937_64& rng) 
   return r;
 }
 
-int Main(int argc, char** argv) {
-  bool json = false;
-  int64_t capacity = 1'000'000;
-  int inserters = 16;
-  double seconds = 5;
-  std::string dir = absl::StrCat("/tmp/zf_replay_bench_", getpid());
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&](auto* out) {
-      if (i + 1 >= argc || !absl::SimpleAtoi(argv[i + 1], out)) {
-        std::cerr << "replay_bench: " << arg << " needs a number\n";
-        std::exit(2);
-      }
-      ++i;
-    };
-    if (arg == "--json") {
-      json = true;
-    } else if (arg == "--capacity") {
-      value(&capacity);
-    } else if (arg == "--inserters") {
-      value(&inserters);
-    } else if (arg == "--seconds") {
-      if (i + 1 >= argc || !absl::SimpleAtod(argv[i + 1], &seconds)) {
-        std::cerr << "replay_bench: --seconds needs a number\n";
-        return 2;
-      }
-      ++i;
-    } else if (arg == "--dir" && i + 1 < argc) {
-      dir = argv[++i];
-    } else {
-      std::cerr << "replay_bench: unknown argument \"" << arg
-                << "\"; usage: replay_bench [--json] [--capacity N] [--inserters K] [--seconds S] "
-                   "[--dir DIR]\n";
-      return 2;
-    }
+}  // namespace
+
+absl::Status ReplayBenchOptions::Validate() const {
+  if (capacity < 10'000) {
+    return absl::InvalidArgumentError(absl::StrCat("--capacity must be >= 10000, got ", capacity));
   }
-  if (capacity < 10'000 || inserters < 1 || inserters > 256 || seconds <= 0) {
-    std::cerr << "replay_bench: need --capacity >= 10000, --inserters 1..256, --seconds > 0\n";
-    return 2;
+  if (inserters < 1 || inserters > 256) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--inserters must be in 1..256, got ", inserters));
   }
+  if (!(seconds >= 0.1 && seconds <= 600)) {
+    return absl::InvalidArgumentError(absl::StrCat("--seconds must be in 0.1..600, got ", seconds));
+  }
+  if (dir.empty()) return absl::InvalidArgumentError("--dir is required");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ReplayBenchResult> RunReplayBench(const ReplayBenchOptions& bench) {
+  ZF_RETURN_IF_ERROR(bench.Validate());
+  const int64_t capacity = bench.capacity;
+  const int inserters = bench.inserters;
+  const double seconds = bench.seconds;
+  const std::string& dir = bench.dir;
   std::filesystem::remove_all(dir);
 
   // Records are made before measuring (and before the baseline), so neither their generation nor
@@ -153,16 +129,14 @@ int Main(int argc, char** argv) {
   options.rate_limiter.max_insert_positions = 64;
   options.rate_limiter.max_sample_positions = kBatch;
   int64_t baseline = ResidentBytes();
-  absl::StatusOr<std::unique_ptr<Shard>> created = Shard::Create(options);
-  if (!created.ok()) {
-    std::cerr << "replay_bench: " << created.status() << "\n";
-    return 1;
-  }
-  Shard& shard = **created;
+  ZF_ASSIGN_OR_RETURN(std::unique_ptr<Shard> created, Shard::Create(options));
+  Shard& shard = *created;
 
   std::atomic<int64_t> next{0};
   std::atomic<int64_t> full_rss{0};
   std::atomic<bool> failed{false};
+  absl::Mutex error_mu;
+  absl::Status error;
   absl::Time start = absl::Now();
   std::vector<std::thread> threads;
   for (int t = 0; t < inserters; ++t) {
@@ -171,7 +145,8 @@ int Main(int argc, char** argv) {
         absl::StatusOr<InsertOutcome> r =
             shard.Insert(games[static_cast<size_t>(g)], absl::InfiniteFuture());
         if (!r.ok()) {
-          std::cerr << "replay_bench: insert: " << r.status() << "\n";
+          absl::MutexLock lock(&error_mu);
+          error = r.status();
           failed = true;
           return;
         }
@@ -181,7 +156,10 @@ int Main(int argc, char** argv) {
   }
   for (std::thread& t : threads) t.join();
   double insert_seconds = absl::ToDoubleSeconds(absl::Now() - start);
-  if (failed) return 1;
+  if (failed) {
+    absl::MutexLock lock(&error_mu);
+    return error;
+  }
   games.clear();
   games.shrink_to_fit();
   int64_t end_rss = ResidentBytes();
@@ -193,8 +171,9 @@ int Main(int argc, char** argv) {
   absl::Time sample_end = start + absl::Seconds(seconds);
   while (absl::Now() < sample_end) {
     if (absl::Status s = shard.Sample(kBatch, absl::InfiniteFuture(), &batch); !s.ok()) {
-      std::cerr << "replay_bench: sample: " << s << "\n";
-      return 1;
+      shard.Close();
+      std::filesystem::remove_all(dir);
+      return s;
     }
     sampled += kBatch;
   }
@@ -203,41 +182,51 @@ int Main(int argc, char** argv) {
   std::filesystem::remove_all(dir);
 
   const double inserted_positions = static_cast<double>(total_games * kPositions);
-  double insert_pps = inserted_positions / insert_seconds;
-  double insert_gps = static_cast<double>(total_games) / insert_seconds;
-  double sample_pps = static_cast<double>(sampled) / sample_seconds;
+  ReplayBenchResult result;
+  result.options = bench;
+  result.positions_per_game = kPositions;
+  result.record_bytes_per_position = record_bytes_per_position;
+  result.fsync_policy = "group commit: one fdatasync per group of queued records";
+  result.insert_positions_per_sec = inserted_positions / insert_seconds;
+  result.insert_games_per_sec = static_cast<double>(total_games) / insert_seconds;
+  result.sample_batch = kBatch;
+  result.sample_positions_per_sec = static_cast<double>(sampled) / sample_seconds;
   // Every record was made before the baseline, so the growth is the shard's (table, log buffers,
   // id sets).
-  double full_bytes_per_position =
+  result.resident_bytes_per_position_full =
       static_cast<double>(full_rss.load() - baseline) / static_cast<double>(capacity);
-  double end_bytes_per_position =
+  result.resident_bytes_per_position_end =
       static_cast<double>(end_rss - baseline) / static_cast<double>(stats.positions);
-  const char* fsync_policy = "group commit: one fdatasync per group of queued records";
-  if (json) {
-    std::cout << absl::StrFormat(
-        "{\"game\": \"connect4-shaped\", \"positions_per_game\": %d, \"capacity\": %d, "
-        "\"inserters\": %d, \"fsync_policy\": \"%s\", \"insert_positions_per_sec\": %.0f, "
-        "\"insert_games_per_sec\": %.0f, \"sample_batch\": %d, \"sample_positions_per_sec\": %.0f, "
-        "\"record_bytes_per_position\": %d, \"resident_bytes_per_position_full\": %.1f, "
-        "\"resident_bytes_per_position_end\": %.1f, \"stored_positions\": %d}\n",
-        kPositions, capacity, inserters, fsync_policy, insert_pps, insert_gps, kBatch, sample_pps,
-        record_bytes_per_position, full_bytes_per_position, end_bytes_per_position,
-        stats.positions);
-  } else {
-    std::cout << absl::StrFormat(
-        "replay shard, Connect Four-shaped records (%d positions/game, %d B encoded/position), "
-        "capacity %d positions\n"
-        "  durable insert (%d threads; %s): %.0f positions/s, %.0f games/s\n"
-        "  sample (batch %d, 1 thread, random symmetry): %.0f positions/s\n"
-        "  resident memory per stored position: %.1f B when the window first filled, %.1f B after "
-        "2x capacity inserted\n",
-        kPositions, record_bytes_per_position, capacity, inserters, fsync_policy, insert_pps,
-        insert_gps, kBatch, sample_pps, full_bytes_per_position, end_bytes_per_position);
-  }
-  return 0;
+  result.stored_positions = stats.positions;
+  return result;
 }
 
-}  // namespace
-}  // namespace zf::replay
+std::string FormatReplayBenchJson(const ReplayBenchResult& r) {
+  return absl::StrFormat(
+      "{\"game\": \"connect4-shaped\", \"positions_per_game\": %d, \"capacity\": %d, "
+      "\"inserters\": %d, \"seconds\": %.3f, \"fsync_policy\": \"%s\", "
+      "\"insert_positions_per_sec\": %.0f, \"insert_games_per_sec\": %.0f, \"sample_batch\": %d, "
+      "\"sample_positions_per_sec\": %.0f, \"record_bytes_per_position\": %d, "
+      "\"resident_bytes_per_position_full\": %.1f, \"resident_bytes_per_position_end\": %.1f, "
+      "\"stored_positions\": %d}\n",
+      r.positions_per_game, r.options.capacity, r.options.inserters, r.options.seconds,
+      r.fsync_policy, r.insert_positions_per_sec, r.insert_games_per_sec, r.sample_batch,
+      r.sample_positions_per_sec, r.record_bytes_per_position, r.resident_bytes_per_position_full,
+      r.resident_bytes_per_position_end, r.stored_positions);
+}
 
-int main(int argc, char** argv) { return zf::replay::Main(argc, argv); }
+std::string FormatReplayBenchTable(const ReplayBenchResult& r) {
+  return absl::StrFormat(
+      "replay shard, Connect Four-shaped records (%d positions/game, %d B encoded/position), "
+      "capacity %d positions\n"
+      "  durable insert (%d threads; %s): %.0f positions/s, %.0f games/s\n"
+      "  sample (batch %d, 1 thread, random symmetry): %.0f positions/s\n"
+      "  resident memory per stored position: %.1f B when the window first filled, %.1f B after "
+      "2x capacity inserted\n",
+      r.positions_per_game, r.record_bytes_per_position, r.options.capacity, r.options.inserters,
+      r.fsync_policy, r.insert_positions_per_sec, r.insert_games_per_sec, r.sample_batch,
+      r.sample_positions_per_sec, r.resident_bytes_per_position_full,
+      r.resident_bytes_per_position_end);
+}
+
+}  // namespace zf::replay

@@ -1,0 +1,72 @@
+// Inference serving benchmark: what central dynamic batching over gRPC buys on this machine.
+// Run by `zf bench inference` (cli/commands/bench_commands.cc); speed is never asserted in tests.
+//
+// (1) raw: InferenceSession::Run in process, batch 1, 2, 4, ... max_batch, two threads calling
+//     at once (as the server's two workers do): positions/s.
+// (2) served: an InferenceServer (TorchBackend, max_batch N, 2 workers) on loopback and S
+//     RemoteEvaluatorClients, each keeping K requests of R positions in flight for T seconds:
+//     evaluations/s, mean batch (rows per forward pass), p50/p99 request latency.
+//     serving_efficiency = (2) / (1) at the batch size nearest the mean batch.
+// (3) baseline: P threads, each with its own copy of the network, evaluating one position at a
+//     time (intra-op threads 1), as home-grown loops do. batching_speedup = (2) / (3).
+//
+// RunInferenceBench blocks for about 2.5 x `seconds` plus setup. It sets LibTorch's process-wide
+// intra-op thread count. Not thread-safe: run one at a time.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace zf::inference {
+
+struct InferenceBenchOptions {
+  std::string game = "connect4";  // a games/registry.h name
+  int blocks = 4;                 // network shape
+  int filters = 64;
+  int max_batch = 16;          // server max batch and largest raw batch, 1..4096
+  int streams = 8;             // S clients
+  int rows = 2;                // R positions per request
+  int in_flight = 2;           // K requests in flight per client
+  int baseline_threads = 8;    // P
+  int intra_op_threads = 1;    // of the raw and served network (process-wide)
+  double seconds = 3;          // measuring window of (2) and (3); (1) uses max(1, seconds/2)
+
+  // Returns: OK; InvalidArgument naming the field and value.
+  absl::Status Validate() const;
+};
+
+struct InferenceBenchResult {
+  InferenceBenchOptions options;
+  std::string game;          // canonical game name
+  std::string shape;         // NetworkShape::DebugString()
+  std::string device;        // "cpu"
+  std::string cpu_model;     // /proc/cpuinfo "model name"
+  int cores = 0;
+  std::vector<std::pair<int, double>> raw;  // (batch, evals/s)
+  double evals_per_sec = 0;                 // (2)
+  double mean_batch = 0;
+  double p50_ms = 0;
+  double p99_ms = 0;
+  double serving_efficiency = 0;
+  int efficiency_at_batch = 0;
+  double baseline_evals_per_sec = 0;        // (3)
+  double batching_speedup = 0;
+};
+
+// Returns: the measurements; InvalidArgument for bad options (unknown game, bad shape);
+//          the status of a failing forward pass, server start or client.
+absl::StatusOr<InferenceBenchResult> RunInferenceBench(const InferenceBenchOptions& options);
+
+// Human-readable table, several lines ending in '\n'.
+std::string FormatInferenceBenchTable(const InferenceBenchResult& result);
+// One JSON object and '\n'. Fields: device, cpu, cores, intra_op_threads, game, shape, blocks,
+// filters, raw[{batch, evals_per_sec}], streams, rows_per_request, in_flight, max_batch,
+// evals_per_sec, mean_batch, p50_ms, p99_ms, serving_efficiency, efficiency_at_batch,
+// baseline_threads, baseline_evals_per_sec, batching_speedup, seconds.
+std::string FormatInferenceBenchJson(const InferenceBenchResult& result);
+
+}  // namespace zf::inference
