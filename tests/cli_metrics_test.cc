@@ -1,7 +1,7 @@
 // The /metrics endpoint inside the real, torch-linked `zf` binary: `zf inference` and `zf replay`
 // started with --metrics_listen 127.0.0.1:0 serve an exposition that `promtool check metrics`
 // accepts and that names the build (zf_build_info). This is the process that links LibTorch,
-// OpenBLAS and glog (~102 KiB of static TLS), where civetweb's 100 KiB thread stacks could not be
+// OpenBLAS and glog (106 KiB of static TLS), where civetweb's 100 KiB thread stacks could not be
 // created; see common/metrics/metrics_server.h.
 #include <signal.h>
 #include <stdio.h>

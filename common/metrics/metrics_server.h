@@ -7,9 +7,9 @@
 //
 // Built on cpp-httplib (Debian's libcpp-httplib-dev). It replaced civetweb because Debian's
 // civetweb creates its threads with a fixed 100 KiB stack (USE_STACK_SIZE=102400), and glibc
-// carves static TLS out of that stack: a process linking LibTorch + OpenBLAS + glog has ~102 KiB
-// of static TLS, so pthread_create failed with EINVAL ("Cannot create threads") in `zf`. The
-// server's threads are plain std::threads with the default (RLIMIT_STACK) stack size.
+// carves static TLS out of that stack: `zf` (LibTorch + OpenBLAS + glog) has 106 KiB of static
+// TLS (PT_TLS summed over its libraries), so pthread_create failed with EINVAL ("Cannot create
+// threads"). The server's threads are plain std::threads with the default (RLIMIT_STACK) stack.
 //
 // cpp-httplib writes nothing to stderr; access logging is off. Its sends do not pass
 // MSG_NOSIGNAL, so starting a server sets SIGPIPE to SIG_IGN for the process (a client closing

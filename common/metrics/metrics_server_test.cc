@@ -190,7 +190,7 @@ TEST(MetricsServerTest, PortInUseIsUnavailableAndQuiet) {
   const std::string stderr_output = ::testing::internal::GetCapturedStderr();
   EXPECT_THAT(second, StatusIs(absl::StatusCode::kUnavailable, HasSubstr(taken)));
   EXPECT_THAT(second.status().message(), HasSubstr("in use"));
-  // civetweb's own complaint is in the status, not on stderr.
+  // The reason is in the status, not on stderr.
   EXPECT_THAT(stderr_output, IsEmpty());
   // The first server is unharmed.
   ASSERT_OK_AND_ASSIGN(HttpResponse response,
