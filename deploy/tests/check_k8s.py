@@ -211,6 +211,17 @@ def check_overlay(c, overlay, objects, used_flags):
         c.expect(flags.get("model_service") == f"zf-learner:{COMPONENTS['learner']['grpc']}",
                  f"{overlay}/inference: --model_service names the learner Service")
 
+    # Every setting of the run ConfigMap is used by some container (no dead configuration).
+    referenced = set()
+    for _, template in pods.values():
+        for container in template["spec"]["containers"]:
+            for arg in container.get("args", []):
+                referenced |= set(re.findall(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", arg))
+    run_configs = [cm for name, cm in configmaps.items() if name.startswith("zf-run-config")]
+    if c.expect(len(run_configs) == 1, f"{overlay}: one zf-run-config ConfigMap"):
+        unused = set(run_configs[0].get("data", {})) - referenced
+        c.expect(not unused, f"{overlay}: zf-run-config keys no container uses: {sorted(unused)}")
+
     # The actors' autoscaler and the disruption budgets.
     hpa = kinds.get("HorizontalPodAutoscaler", {}).get("zf-actor")
     if c.expect(hpa is not None, f"{overlay}: HPA zf-actor"):
