@@ -43,7 +43,7 @@ GRACE_MARGIN_S = 10
 
 # Metric names the processes export (families; histograms add _bucket/_sum/_count). Inference and
 # replay: from their sources (grep '"zf_' --include=*.cc). Actor and learner: their issue's
-# names. zf_inference_max_batch_rows (a gauge set to --max_batch) is what batch fill divides by.
+# names. zf_inference_max_batch_rows (the batcher's max_batch) is what batch fill divides by.
 METRICS = {
     "zf_build_info",
     # inference
