@@ -90,7 +90,16 @@ struct Batcher::Metrics {
                           .Name("zf_inference_model_version")
                           .Help("Version of the model the inference batcher serves.")
                           .Register(registry)
-                          .Add({})) {}
+                          .Add({})),
+        // Batch fill (mean zf_inference_batch_rows over this) needs the maximum as a series:
+        // the histogram's buckets cannot give it to PromQL.
+        max_batch_rows(metrics::BuildGauge()
+                           .Name("zf_inference_max_batch_rows")
+                           .Help("Rows per network batch at most (the batcher's max_batch).")
+                           .Register(registry)
+                           .Add({})) {
+    max_batch_rows.Set(static_cast<double>(max_batch));
+  }
 
   // 1, 2, 4, ... up to max_batch (max_batch itself included).
   static metrics::Histogram::BucketBoundaries BatchBuckets(int max_batch) {
@@ -108,6 +117,7 @@ struct Batcher::Metrics {
   metrics::Histogram& request_latency;
   metrics::Gauge& queued_rows;
   metrics::Gauge& model_version;
+  metrics::Gauge& max_batch_rows;
 };
 
 absl::Status Batcher::Options::Validate() const {

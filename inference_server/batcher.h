@@ -52,6 +52,7 @@
 //   zf_inference_request_seconds          histogram: Submit to completion, per request
 //   zf_inference_queued_rows              gauge: rows waiting in the queue
 //   zf_inference_model_version            gauge: version of the current backend
+//   zf_inference_max_batch_rows           gauge: max_batch (batch fill = mean batch rows / this)
 // Times are read from Options::clock.
 //
 // Thread-safety: thread-safe. Submit, SwapBackend, stats and Close may be called from any thread.

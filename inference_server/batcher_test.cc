@@ -178,6 +178,7 @@ TEST_F(BatcherTest, DispatchesOnDelayCountedFromTheFirstQueuedRow) {
   const std::string text = registry_.Serialize();
   EXPECT_THAT(text, HasSubstr("zf_inference_batch_rows_count 1\n"));
   EXPECT_THAT(text, HasSubstr("zf_inference_queue_wait_seconds_count 2\n"));
+  EXPECT_THAT(text, HasSubstr("zf_inference_max_batch_rows 8\n"));  // batch fill's denominator
 }
 
 TEST_F(BatcherTest, ZeroDelayDispatchesWhateverIsQueued) {

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""Validates deploy/compose with `docker-compose config` (alone and with the GPU override) and
+checks the resolved services: flags and ports agree with fleet_spec.py, gRPC health checks on
+every server, start order on health, one volume per stateful service, grace periods, GPU
+reservations only in the override, and that Prometheus scrapes exactly the compose services.
+
+    deploy/tests/check_compose.py [--docker-compose docker-compose] [--zf build/cli/zf]
+
+Exit 0: all checks passed; 1: a check failed; 77: docker-compose is missing (ctest: skipped).
+"""
+import argparse
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+import yaml
+
+from fleet_spec import (COMPONENTS, GRACE_MARGIN_S, Checker, check_against_binary, parse_flags,
+                        port_of)
+
+DEPLOY = pathlib.Path(__file__).resolve().parents[1]
+BASE = DEPLOY / "compose" / "docker-compose.yml"
+GPU = DEPLOY / "compose" / "docker-compose.gpu.yml"
+SKIP = 77
+SERVICES = {"inference": "inference", "replay-0": "replay", "replay-1": "replay",
+            "learner": "learner", "actor": "actor"}
+# Who must be healthy before whom.
+DEPENDS = {"learner": {"replay-0", "replay-1"}, "inference": {"learner"},
+           "actor": {"inference", "replay-0", "replay-1"}, "grafana": {"prometheus"}}
+STATEFUL = {"replay-0", "replay-1", "learner"}
+
+
+def seconds(duration):
+    total = 0.0
+    for amount, unit in re.findall(r"(\d+(?:\.\d+)?)(ms|us|h|m|s)", str(duration)):
+        total += float(amount) * {"h": 3600, "m": 60, "s": 1, "ms": 1e-3, "us": 1e-6}[unit]
+    return total
+
+
+def compose_config(tool, files):
+    command = [tool]
+    for f in files:
+        command += ["-f", str(f)]
+    # Settings must come from the files' defaults, not from whoever runs the test.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZF_")}
+    result = subprocess.run(command + ["config"], capture_output=True, text=True, timeout=120,
+                            env=env)
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} config failed:\n{result.stderr}")
+    return yaml.safe_load(result.stdout)
+
+
+def check_fleet(c, label, config, gpu, used_flags):
+    services = config.get("services", {})
+    c.expect(set(SERVICES) | {"prometheus", "grafana"} <= set(services),
+             f"{label}: services {sorted(services)}")
+    volume_sources = {}
+    for name, component in SERVICES.items():
+        service = services.get(name)
+        where = f"{label}/{name}"
+        if not c.expect(service is not None, f"{where}: missing"):
+            continue
+        spec = COMPONENTS[component]
+        try:
+            command, flags = parse_flags(service.get("command", []))
+        except (ValueError, IndexError) as error:
+            c.expect(False, f"{where}: command {service.get('command')}: {error}")
+            continue
+        used_flags.setdefault(component, set()).update(flags)
+        c.expect(command == component, f"{where}: runs `zf {command}`")
+        c.expect(not set(flags) - spec["flags"],
+                 f"{where}: unknown flags {sorted(set(flags) - spec['flags'])}")
+        c.expect(not spec["required"] - set(flags),
+                 f"{where}: missing flags {sorted(spec['required'] - set(flags))}")
+        c.expect(port_of(flags.get("metrics_listen", ":0")) == spec["metrics"],
+                 f"{where}: --metrics_listen port {spec['metrics']}")
+        c.expect(seconds(service.get("stop_grace_period", "10s"))
+                 >= spec["drain_s"] + GRACE_MARGIN_S,
+                 f"{where}: stop_grace_period {service.get('stop_grace_period')} < drain "
+                 f"{spec['drain_s']}s + {GRACE_MARGIN_S}s")
+        c.expect(service.get("image", "").startswith("zerofleet:"), f"{where}: zerofleet image")
+        if spec["grpc"] is not None:
+            c.expect(port_of(flags.get("listen", ":0")) == spec["grpc"],
+                     f"{where}: --listen port {spec['grpc']}")
+            test = service.get("healthcheck", {}).get("test", [])
+            c.expect(test == ["CMD", "zf", "health", f"--target=localhost:{spec['grpc']}"],
+                     f"{where}: gRPC health check on its port, got {test}")
+        else:
+            c.expect("container_name" not in service and "ports" not in service,
+                     f"{where}: scalable (no container_name, no host ports)")
+        depends = service.get("depends_on", {})
+        for dependency in DEPENDS.get(name, ()):
+            c.expect(isinstance(depends, dict) and
+                     depends.get(dependency, {}).get("condition") == "service_healthy",
+                     f"{where}: starts after {dependency} is healthy")
+        volumes = [v for v in service.get("volumes", []) if isinstance(v, str)]
+        data = [v.split(":")[0] for v in volumes if v.split(":")[1] == "/data"]
+        if name in STATEFUL:
+            if c.expect(len(data) == 1 and data[0] in config.get("volumes", {}),
+                        f"{where}: a named volume at /data, got {volumes}"):
+                volume_sources.setdefault(data[0], []).append(name)
+            c.expect(flags.get("dir", "").startswith("/data/"), f"{where}: --dir under /data")
+        devices = (service.get("deploy", {}).get("resources", {}).get("reservations", {})
+                   .get("devices", []))
+        wants_gpu = gpu and name in ("inference", "learner")
+        c.expect(bool(devices) == wants_gpu and all(d.get("driver") == "nvidia" for d in devices),
+                 f"{where}: GPU reservation {'expected' if wants_gpu else 'unexpected'}")
+        c.expect(service["image"].endswith(":cuda" if wants_gpu else ":cpu"),
+                 f"{where}: image {service['image']}")
+    c.expect(all(len(users) == 1 for users in volume_sources.values()),
+             f"{label}: each stateful service has its own volume: {volume_sources}")
+
+    # Addresses between services.
+    def flag(service, name):
+        try:
+            return parse_flags(services[service]["command"])[1].get(name)
+        except (KeyError, ValueError, IndexError):
+            return None
+    shards = ",".join(f"replay-{i}:{COMPONENTS['replay']['grpc']}" for i in range(2))
+    c.expect(flag("learner", "replay") == shards, f"{label}: learner --replay={shards}")
+    c.expect(flag("actor", "replay") == shards, f"{label}: actor --replay={shards}")
+    c.expect(flag("actor", "inference") == f"inference:{COMPONENTS['inference']['grpc']}",
+             f"{label}: actor --inference")
+    c.expect(flag("inference", "model_service") == f"learner:{COMPONENTS['learner']['grpc']}",
+             f"{label}: inference --model_service")
+    for name, dependency_names in DEPENDS.items():
+        for dependency in dependency_names:
+            c.expect("healthcheck" in services.get(dependency, {}),
+                     f"{label}: {dependency} has a health check ({name} waits for it)")
+
+    # Prometheus and Grafana get the files of deploy/.
+    prometheus_mounts = services.get("prometheus", {}).get("volumes", [])
+    c.expect(f"{DEPLOY / 'prometheus'}:/etc/prometheus:ro" in prometheus_mounts,
+             f"{label}: deploy/prometheus mounted at /etc/prometheus")
+    grafana_mounts = services.get("grafana", {}).get("volumes", [])
+    provider = yaml.safe_load((DEPLOY / "grafana/provisioning/dashboards/zerofleet.yml")
+                              .read_text())["providers"][0]["options"]["path"]
+    c.expect(f"{DEPLOY / 'grafana/dashboards'}:{provider}:ro" in grafana_mounts,
+             f"{label}: dashboards mounted where the provider reads them ({provider})")
+    c.expect(f"{DEPLOY / 'grafana/provisioning'}:/etc/grafana/provisioning:ro" in grafana_mounts,
+             f"{label}: provisioning mounted")
+
+
+def check_prometheus_targets(c):
+    """The compose scrape config names the compose services on their metrics ports."""
+    config = yaml.safe_load((DEPLOY / "prometheus" / "prometheus.yml").read_text())
+    jobs = {j["job_name"]: j for j in config["scrape_configs"]}
+    expected = {}
+    for name, component in SERVICES.items():
+        if component != "actor":
+            expected.setdefault(f"zf-{component}", set()).add(
+                f"{name}:{COMPONENTS[component]['metrics']}")
+    for job, targets in expected.items():
+        got = {t for s in jobs.get(job, {}).get("static_configs", []) for t in s["targets"]}
+        c.expect(got == targets, f"prometheus.yml: job {job} scrapes {sorted(got)}, "
+                 f"expected {sorted(targets)}")
+    dns = jobs.get("zf-actor", {}).get("dns_sd_configs", [{}])[0]
+    c.expect(dns.get("names") == ["actor"] and dns.get("port") == COMPONENTS["actor"]["metrics"],
+             "prometheus.yml: actors found through DNS on their metrics port")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--docker-compose", default="docker-compose")
+    parser.add_argument("--zf", help="the zf binary, to check the flags deploy/ passes")
+    args = parser.parse_args()
+    tool = shutil.which(args.docker_compose)
+    if tool is None:
+        print("SKIP: docker-compose not found (scripts/bootstrap installs Debian's "
+              "docker-compose 1.29)")
+        return SKIP
+    c = Checker()
+    used_flags = {}
+    for label, files, gpu in (("compose", [BASE], False), ("compose+gpu", [BASE, GPU], True)):
+        try:
+            config = compose_config(tool, files)
+        except RuntimeError as error:
+            c.expect(False, str(error))
+            continue
+        check_fleet(c, label, config, gpu, used_flags)
+    check_prometheus_targets(c)
+    if args.zf:
+        if pathlib.Path(args.zf).exists():
+            check_against_binary(c, args.zf, used_flags)
+        else:
+            print(f"note: {args.zf} is not built; flags checked against fleet_spec.py only")
+    return c.finish("docker-compose files")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
