@@ -342,6 +342,10 @@ class ActorWorker final : public Actor::WorkerBase {
   std::vector<int> legal_;
 };
 
+std::string RandomActorId() {
+  return absl::StrFormat("a%016x", search::internal::MixSeed(RandomSeed()));
+}
+
 ActorOptions ActorOptions::ForGame(const std::string& game) {
   ActorOptions options;
   options.game = game;
@@ -437,9 +441,7 @@ Actor::Actor(ActorOptions options, std::shared_ptr<AsyncEvaluator> evaluator, Ga
       registry_(std::move(registry)),
       metrics_(std::make_unique<Metrics>()) {
   seed_ = options_.seed != 0 ? options_.seed : RandomSeed();
-  actor_id_ = !options_.actor_id.empty()
-                  ? options_.actor_id
-                  : absl::StrFormat("a%016x", search::internal::MixSeed(RandomSeed()));
+  actor_id_ = !options_.actor_id.empty() ? options_.actor_id : RandomActorId();
   metrics::Registry& r = *registry_;
   auto counter = [&](const char* name, const char* help) {
     return &metrics::BuildCounter().Name(name).Help(help).Register(r).Add({});

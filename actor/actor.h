@@ -110,6 +110,9 @@ absl::StatusOr<std::shared_ptr<AsyncEvaluator>> ConnectInference(const std::stri
                                                                  const std::string& game,
                                                                  uint64_t seed = 1);
 
+// A fresh random actor id: "a" + 16 hex digits.
+std::string RandomActorId();
+
 class Actor {
  public:
   // Returns: the actor (not started); InvalidArgument for bad options, a null evaluator or sink.
@@ -125,8 +128,9 @@ class Actor {
   absl::Status Start() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Blocks until every worker has finished (max_games played), the actor failed, or `deadline`.
-  // Returns: OK (all max_games games are in the sink); DeadlineExceeded; FailedPrecondition
-  // (not started, or max_games = 0 and not stopped); Cancelled (stopped first); the error that
+  // Returns: OK (all max_games games are in the sink); DeadlineExceeded (always, with
+  // max_games = 0, until Stop); FailedPrecondition (not started); Cancelled (stopped first); the
+  // error that
   // stopped the actor (an evaluator error such as InvalidArgument for a model that does not fit
   // the game, or a sink error).
   absl::Status Wait(absl::Time deadline) ABSL_LOCKS_EXCLUDED(mu_);

@@ -19,6 +19,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "cli/commands/actor_commands.h"
 #include "cli/common_flags.h"
 #include "cli/json.h"
 #include "cli/players.h"
@@ -196,6 +197,9 @@ std::string CpuModel() {
 }
 
 absl::Status RunBench(const std::vector<std::string>& args) {
+  if (!args.empty() && args[0] == "selfplay") {
+    return RunBenchSelfplay(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
   if (args.size() != 1 || args[0] != "mcts") {
     return absl::InvalidArgumentError(
         args.empty() ? "which benchmark? usage: zf bench mcts --game G [--json]"
@@ -250,8 +254,11 @@ std::vector<Command> PlayerCommands() {
        "zf play --game G --vs SPEC [--engine_first] [--seed S]",
        {"game", "vs", "engine_first", "seed"}, RunPlay},
       {"bench", "benchmarks; 'zf bench mcts': MCTS simulations per second on one thread",
-       "zf bench mcts --game G [--sims N] [--seconds S] [--json]",
-       {"game", "sims", "seconds", "json"}, RunBench},
+       "zf bench mcts --game G [--sims N] [--seconds S] [--json]\n"
+       "       zf bench selfplay --actors P [--game G] [--blocks B --filters F] [--sims N] "
+       "[--games_per_worker N] [--seconds S] [--json]",
+       {"game", "sims", "seconds", "json",
+        "actors", "blocks", "filters", "games_per_worker"}, RunBench},
   };
 }
 
