@@ -64,6 +64,9 @@ ABSL_FLAG(int, actors, 2, "bench selfplay: actor processes (1..64)");
 namespace zf::cli {
 namespace {
 
+// Set by the SIGINT/SIGTERM handler of `zf actor` (see RunActor).
+volatile sig_atomic_t g_stop_signal = 0;
+
 absl::Status CheckRange(const char* flag, int64_t value, int64_t lo, int64_t hi) {
   if (value < lo || value > hi) {
     return absl::InvalidArgumentError(
@@ -166,6 +169,11 @@ absl::Status RunActor(const std::vector<std::string>& args) {
   if (int rc = pthread_sigmask(SIG_BLOCK, &signals, nullptr); rc != 0) {
     return absl::InternalError(absl::StrCat("pthread_sigmask: ", std::strerror(rc)));
   }
+  struct sigaction action = {};
+  action.sa_handler = [](int signal_number) { g_stop_signal = signal_number; };
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
 
   std::shared_ptr<actor::AsyncEvaluator> evaluator;
   if (local) {
@@ -220,18 +228,21 @@ absl::Status RunActor(const std::vector<std::string>& args) {
                << options.workers << " workers x " << options.games_per_worker << " games"
                << (local ? " (local batch-1 network)" : absl::StrCat(" against ", inference));
 
+  // The main thread waits for the signals; a thread started before they were blocked (LibTorch
+  // starts one at load time) may get them instead, and the handler turns that into a flag.
   absl::Status status;
   bool interrupted = false;
   while (true) {
-    status = actor->Wait(absl::Now() + absl::Milliseconds(100));
-    if (status.code() != absl::StatusCode::kDeadlineExceeded) break;
-    const timespec poll = {0, 0};
+    const timespec poll = {0, 100'000'000};
     const int signal_number = sigtimedwait(&signals, nullptr, &poll);
-    if (signal_number > 0) {
-      ZF_LOG(INFO) << "actor: " << strsignal(signal_number) << "; stopping";
+    if (signal_number > 0 || g_stop_signal != 0) {
+      ZF_LOG(INFO) << "actor: " << strsignal(signal_number > 0 ? signal_number : g_stop_signal)
+                   << "; stopping";
       interrupted = true;
       break;
     }
+    status = actor->Wait(absl::Now());
+    if (status.code() != absl::StatusCode::kDeadlineExceeded) break;
   }
   actor->Stop();
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
