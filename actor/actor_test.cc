@@ -1,6 +1,7 @@
 // Actor: complete games against a real InferenceServer (FakeBackend) over loopback into the file
 // sink, read back and checked with the replay validator; reconnection when the server is shut
-// down and restarted on the same port mid-run; two requests in flight from one worker; errors.
+// down and restarted on the same port mid-run; two requests in flight from one worker; games
+// into two replay shards through ReplayGameSink; errors.
 #include "actor/actor.h"
 
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "inference_server/fake_backend.h"
 #include "inference_server/service/inference_server.h"
+#include "replay/service/replay_server.h"
 #include "replay/validate.h"
 
 namespace zf::actor {
@@ -181,6 +183,44 @@ TEST(ActorTest, KeepsPlayingWhenTheServerIsRestartedOnTheSamePort) {
                                                  game.model_versions().end());
   EXPECT_TRUE(versions.count(2)) << "no game was played by the restarted server";
   EXPECT_EQ(actor->stats().model_version, 2);
+}
+
+TEST(ActorTest, PutsGamesIntoReplayShardsThroughTheReplaySink) {
+  auto server = StartServer(Fake(4));
+  ASSERT_NE(server, nullptr);
+  const std::string dir = TempDir("replay");
+  std::vector<std::unique_ptr<replay::ReplayServer>> shards;
+  replay::ShardedReplayWriterOptions writer_options;
+  for (int i = 0; i < 2; ++i) {
+    replay::ReplayServerOptions o;
+    o.listen = "127.0.0.1:0";
+    o.dir = absl::StrCat(dir, "/shard", i);
+    o.capacity_positions = 100000;
+    o.min_size_to_sample = 10;
+    o.max_positions_per_game = 16;
+    o.max_sample_positions = 64;
+    o.insert_workers.num_threads = 2;
+    auto shard = replay::ReplayServer::Create(o);
+    ASSERT_OK(shard.status());
+    writer_options.shards.push_back(absl::StrCat("127.0.0.1:", (*shard)->port()));
+    shards.push_back(std::move(*shard));
+  }
+  writer_options.seed = 1;
+  ASSERT_OK_AND_ASSIGN(auto writer, replay::ShardedReplayWriter::Create(writer_options));
+  ReplayGameSink sink(std::move(writer));
+  ASSERT_OK_AND_ASSIGN(auto actor, Actor::Create(SmallOptions(12), Connect(server->port()), &sink,
+                                                 nullptr));
+  ASSERT_OK(actor->Start());
+  ASSERT_OK(actor->Wait(absl::Now() + absl::Seconds(120)));
+  ASSERT_OK(sink.Flush(absl::Now() + absl::Seconds(60)));
+  EXPECT_EQ(sink.writer().stats().acked, 12);
+  EXPECT_EQ(sink.writer().stats().rejected, 0);
+  int64_t stored = 0;
+  for (const auto& shard : shards) stored += shard->shard().stats().games;
+  EXPECT_EQ(stored, 12);
+  sink.Close();
+  for (auto& shard : shards) shard->Shutdown();
+  std::filesystem::remove_all(dir);
 }
 
 // An evaluator that holds every request until Release(); after that it answers at once (inside
