@@ -19,6 +19,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "cli/commands/actor_commands.h"
 #include "cli/commands/bench_commands.h"
 #include "cli/common_flags.h"
 #include "cli/json.h"
@@ -199,11 +200,14 @@ std::string CpuModel() {
 absl::Status RunBench(const std::vector<std::string>& args) {
   if (args.size() == 1 && args[0] == "inference") return RunBenchInference();
   if (args.size() == 1 && args[0] == "replay") return RunBenchReplay();
+  if (!args.empty() && args[0] == "selfplay") {
+    return RunBenchSelfplay(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
   if (args.size() != 1 || args[0] != "mcts") {
     return absl::InvalidArgumentError(
-        args.empty() ? "which benchmark? usage: zf bench mcts|inference|replay [--json]"
+        args.empty() ? "which benchmark? usage: zf bench mcts|inference|replay|selfplay [--json]"
                      : absl::StrCat("unknown benchmark \"", args[0],
-                                    "\"; benchmarks: mcts, inference, replay"));
+                                    "\"; benchmarks: mcts, inference, replay, selfplay"));
   }
   ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
   int sims = absl::GetFlag(FLAGS_sims);
@@ -244,7 +248,8 @@ absl::Status RunBench(const std::vector<std::string>& args) {
 }
 
 std::vector<std::string> BenchCommandFlags() {
-  std::vector<std::string> flags = {"game", "sims", "seconds", "json"};
+  std::vector<std::string> flags = {"game", "sims", "seconds", "json", "actors",
+                                     "games_per_worker"};
   for (std::string& flag : BenchFlags()) flags.push_back(std::move(flag));
   return flags;
 }
@@ -262,12 +267,15 @@ std::vector<Command> PlayerCommands() {
       {"bench",
        "benchmarks; 'zf bench mcts': MCTS simulations per second on one thread; 'zf bench "
        "inference': batched gRPC serving vs raw and batch-1 baseline; 'zf bench replay': shard "
-       "insert/sample throughput and memory",
+       "insert/sample throughput and memory; 'zf bench selfplay': P actor processes served by one "
+       "inference server vs P batch-1 local actors",
        "zf bench mcts --game G [--sims N] [--seconds S] [--json]\n"
        "  zf bench inference [--game G] [--blocks B] [--filters F] [--max_batch N] [--streams S] "
        "[--rows R] [--in_flight K] [--baseline_threads P] [--intra_op_threads N] [--seconds T] "
        "[--json]\n"
-       "  zf bench replay [--capacity N] [--inserters K] [--seconds S] [--dir DIR] [--json]",
+       "  zf bench replay [--capacity N] [--inserters K] [--seconds S] [--dir DIR] [--json]\n"
+       "  zf bench selfplay --actors P [--game G] [--blocks B --filters F] [--sims N] "
+       "[--games_per_worker N] [--seconds S] [--json]",
        BenchCommandFlags(), RunBench},
   };
 }

@@ -1,0 +1,554 @@
+#include "actor/actor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <random>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "actor/record_proto.h"
+#include "common/logging.h"
+#include "common/metrics/counter.h"
+#include "common/metrics/gauge.h"
+#include "common/metrics/histogram.h"
+#include "common/status_macros.h"
+#include "games/registry.h"
+
+namespace zf::actor {
+
+struct Actor::Metrics {
+  metrics::Counter* games;
+  metrics::Counter* moves;
+  metrics::Counter* simulations;
+  metrics::Counter* leaf_evaluations;
+  metrics::Counter* wait_seconds;
+  metrics::Gauge* requests_in_flight;
+  metrics::Gauge* model_version;
+  metrics::Counter* resignations;
+  metrics::Histogram* game_length;
+};
+
+class Actor::WorkerBase {
+ public:
+  virtual ~WorkerBase() = default;
+  // The worker's loop; returns when its games are done, on Stop, or on an error.
+  virtual absl::Status Run() = 0;
+  // Wakes the worker if it is waiting for answers (Stop).
+  virtual void Wake() = 0;
+};
+
+namespace {
+
+// Answers delivered to one worker. Shared with the evaluator's callbacks, so an answer that
+// arrives after the worker has exited lands here harmlessly.
+struct Mailbox {
+  absl::Mutex mu;
+  std::deque<std::pair<int, absl::StatusOr<AsyncEvaluator::Result>>> answers ABSL_GUARDED_BY(mu);
+  bool woken ABSL_GUARDED_BY(mu) = false;
+};
+
+bool ValidId(const std::string& id) {
+  if (id.empty() || id.size() > 64) return false;
+  for (char c : id) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+uint64_t RandomSeed() {
+  std::random_device device;
+  return (uint64_t{device()} << 32) ^ device() ^
+         static_cast<uint64_t>(absl::ToUnixNanos(absl::Now()));
+}
+
+}  // namespace
+
+// One worker thread's games, for game type G.
+template <typename G>
+class ActorWorker final : public Actor::WorkerBase {
+ public:
+  ActorWorker(Actor* actor, int index, G start)
+      : actor_(actor),
+        index_(index),
+        start_(std::move(start)),
+        mailbox_(std::make_shared<Mailbox>()),
+        symmetries_(start_.Symmetries()),
+        plane_size_(start_.Shape().Size()),
+        num_actions_(start_.NumActions()) {}
+
+  void Wake() override {
+    absl::MutexLock lock(&mailbox_->mu);
+    mailbox_->woken = true;
+  }
+
+  absl::Status Run() override {
+    const ActorOptions& options = actor_->options_;
+    slots_.resize(options.games_per_worker);
+    const int num_groups = std::min(options.requests_in_flight, options.games_per_worker);
+    groups_.resize(num_groups);
+    for (int s = 0; s < options.games_per_worker; ++s) {
+      groups_[s % num_groups].slots.push_back(s);
+      ZF_RETURN_IF_ERROR(StartGame(slots_[s]));
+    }
+    absl::Status status = Loop();
+    // Requests still in flight belong to dropped games; their answers will be ignored.
+    int64_t in_flight = 0;
+    for (const Group& group : groups_) in_flight += group.in_flight ? 1 : 0;
+    actor_->requests_in_flight_ -= in_flight;
+    actor_->metrics_->requests_in_flight->Decrement(static_cast<double>(in_flight));
+    return status;
+  }
+
+ private:
+  struct Slot {
+    std::unique_ptr<search::SelfPlayGame<G>> game;  // null: no game (quota reached)
+    std::string id;
+    std::set<int64_t> versions;
+    int last_moves = 0;
+    int64_t last_simulations = 0;
+  };
+  struct Group {
+    std::vector<int> slots;
+    bool in_flight = false;
+    std::vector<search::PendingLeaf<G>> leaves;
+    std::vector<int> owners;  // slot of each leaf
+  };
+
+  bool Stopping() const { return actor_->stopping_.load(std::memory_order_relaxed); }
+
+  absl::Status Loop() {
+    while (!Stopping()) {
+      bool any_in_flight = false;
+      for (int g = 0; g < static_cast<int>(groups_.size()); ++g) {
+        if (!groups_[g].in_flight) ZF_RETURN_IF_ERROR(Submit(g));
+        any_in_flight = any_in_flight || groups_[g].in_flight;
+      }
+      if (!any_in_flight) {
+        for (const Slot& slot : slots_) {
+          if (slot.game != nullptr) {
+            return absl::InternalError("a game has no leaf to evaluate and no request in flight");
+          }
+        }
+        return absl::OkStatus();  // every game this worker could start is done
+      }
+      std::deque<std::pair<int, absl::StatusOr<AsyncEvaluator::Result>>> answers;
+      {
+        const absl::Time start = absl::Now();
+        absl::MutexLock lock(&mailbox_->mu);
+        Mailbox* mailbox = mailbox_.get();
+        mailbox_->mu.Await(absl::Condition(
+            +[](Mailbox* m) ABSL_EXCLUSIVE_LOCKS_REQUIRED(m->mu) {
+              return !m->answers.empty() || m->woken;
+            },
+            mailbox));
+        answers.swap(mailbox_->answers);
+        const int64_t waited = absl::ToInt64Nanoseconds(absl::Now() - start);
+        actor_->wait_nanos_ += waited;
+        actor_->metrics_->wait_seconds->Increment(static_cast<double>(waited) * 1e-9);
+      }
+      for (auto& [group, answer] : answers) {
+        if (Stopping()) break;
+        ZF_RETURN_IF_ERROR(Apply(group, std::move(answer)));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Starts a new game in `slot` if the actor's quota allows; otherwise leaves it empty.
+  absl::Status StartGame(Slot& slot) {
+    slot.game.reset();
+    const ActorOptions& options = actor_->options_;
+    const int64_t number = actor_->games_started_.fetch_add(1);
+    if (options.max_games > 0 && number >= options.max_games) return absl::OkStatus();
+    search::SelfPlayOptions self_play = options.self_play;
+    self_play.seed = search::internal::MixSeed(actor_->seed_ ^ search::internal::MixSeed(
+                                                                    static_cast<uint64_t>(number)));
+    ZF_ASSIGN_OR_RETURN(slot.game, search::SelfPlayGame<G>::Create(start_, self_play));
+    slot.id = absl::StrCat(actor_->actor_id_, "/", index_, "/", games_begun_++);
+    slot.versions.clear();
+    slot.last_moves = 0;
+    slot.last_simulations = 0;
+    return absl::OkStatus();
+  }
+
+  // Counts the slot's progress into the metrics; emits and replaces a finished game.
+  absl::Status Progress(Slot& slot) {
+    while (slot.game != nullptr) {
+      const search::MctsStats& stats = slot.game->search().stats();
+      const int64_t simulations = stats.evaluations + stats.terminal_backups;
+      const int moves = slot.game->num_moves();
+      if (moves > slot.last_moves) {
+        actor_->moves_ += moves - slot.last_moves;
+        actor_->metrics_->moves->Increment(moves - slot.last_moves);
+        slot.last_moves = moves;
+      }
+      if (simulations > slot.last_simulations) {
+        actor_->simulations_ += simulations - slot.last_simulations;
+        actor_->metrics_->simulations->Increment(
+            static_cast<double>(simulations - slot.last_simulations));
+        slot.last_simulations = simulations;
+      }
+      if (!slot.game->Finished()) return absl::OkStatus();
+      ZF_RETURN_IF_ERROR(Emit(slot));
+      ZF_RETURN_IF_ERROR(StartGame(slot));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Emit(Slot& slot) {
+    search::GameRecord record = slot.game->TakeRecord();
+    std::vector<int64_t> versions(slot.versions.begin(), slot.versions.end());
+    absl::StatusOr<zerofleet::v1::GameRecord> proto =
+        ToProto(record, slot.id, versions, symmetries_);
+    if (!proto.ok()) {
+      ZF_LOG(WARNING) << "actor: dropping game " << slot.id << ": " << proto.status();
+      ++actor_->dropped_;
+      return absl::OkStatus();
+    }
+    // A network sink may be full for a while: retry in short slices so Stop stays prompt.
+    absl::Status put;
+    do {
+      put = actor_->sink_->Put(*proto, absl::Now() + absl::Seconds(1));
+    } while (put.code() == absl::StatusCode::kDeadlineExceeded && !Stopping());
+    if (!put.ok()) {
+      ++actor_->dropped_;
+      if (Stopping()) return absl::OkStatus();
+      return absl::Status(put.code(), absl::StrCat("game sink: ", put.message()));
+    }
+    ++actor_->games_;
+    actor_->metrics_->games->Increment();
+    actor_->metrics_->game_length->Observe(record.num_moves);
+    if (record.resigned) {
+      ++actor_->resignations_;
+      actor_->metrics_->resignations->Increment();
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Submit(int g) {
+    Group& group = groups_[g];
+    group.leaves.clear();
+    group.owners.clear();
+    const int per_game = actor_->options_.leaves_per_game;
+    for (int s : group.slots) {
+      Slot& slot = slots_[s];
+      while (slot.game != nullptr) {
+        const size_t before = group.leaves.size();
+        slot.game->CollectLeaves(per_game, &group.leaves);
+        for (size_t i = before; i < group.leaves.size(); ++i) group.owners.push_back(s);
+        // Collection can finish a game (terminal shortcuts): emit it and start the next one.
+        const bool finished = slot.game->Finished();
+        ZF_RETURN_IF_ERROR(Progress(slot));
+        if (!finished || group.leaves.size() > before) break;
+      }
+    }
+    const int rows = static_cast<int>(group.leaves.size());
+    if (rows == 0) return absl::OkStatus();
+    planes_.resize(static_cast<size_t>(rows) * plane_size_);
+    for (int i = 0; i < rows; ++i) {
+      group.leaves[i].position.Encode(planes_.data() + static_cast<size_t>(i) * plane_size_);
+    }
+    group.in_flight = true;
+    ++actor_->requests_in_flight_;
+    ++actor_->requests_;
+    actor_->metrics_->requests_in_flight->Increment();
+    std::shared_ptr<Mailbox> mailbox = mailbox_;
+    absl::Status submitted = actor_->evaluator_->Submit(
+        planes_, rows, [mailbox, g](absl::StatusOr<AsyncEvaluator::Result> answer) {
+          absl::MutexLock lock(&mailbox->mu);
+          mailbox->answers.emplace_back(g, std::move(answer));
+        });
+    if (!submitted.ok()) {
+      group.in_flight = false;
+      --actor_->requests_in_flight_;
+      actor_->metrics_->requests_in_flight->Decrement();
+      for (int i = 0; i < rows; ++i) slots_[group.owners[i]].game->CancelLeaf(group.leaves[i]);
+      if (Stopping()) return absl::OkStatus();
+      return absl::Status(submitted.code(), absl::StrCat("evaluator: ", submitted.message()));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Apply(int g, absl::StatusOr<AsyncEvaluator::Result> answer) {
+    Group& group = groups_[g];
+    group.in_flight = false;
+    --actor_->requests_in_flight_;
+    actor_->metrics_->requests_in_flight->Decrement();
+    const int rows = static_cast<int>(group.leaves.size());
+    if (!answer.ok()) {
+      return absl::Status(answer.status().code(),
+                          absl::StrCat("evaluator: ", answer.status().message()));
+    }
+    if (answer->rows != rows ||
+        static_cast<int64_t>(answer->policy_logits.size()) != int64_t{rows} * num_actions_ ||
+        static_cast<int64_t>(answer->wdl.size()) != int64_t{rows} * 3) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "evaluator answered ", answer->rows, " rows with ", answer->policy_logits.size(),
+          " logits for ", rows, " positions of ", num_actions_,
+          " actions (does the model fit the game?)"));
+    }
+    int64_t seen = actor_->model_version_.load();
+    while (answer->model_version > seen &&
+           !actor_->model_version_.compare_exchange_weak(seen, answer->model_version)) {
+    }
+    actor_->metrics_->model_version->Set(
+        static_cast<double>(std::max(seen, answer->model_version)));
+    priors_.resize(num_actions_);
+    for (int i = 0; i < rows; ++i) {
+      const search::PendingLeaf<G>& leaf = group.leaves[i];
+      const float* logits = answer->policy_logits.data() + static_cast<size_t>(i) * num_actions_;
+      leaf.position.LegalActions(&legal_);
+      float max_logit = -std::numeric_limits<float>::infinity();
+      for (int a : legal_) max_logit = std::max(max_logit, logits[a]);
+      std::fill(priors_.begin(), priors_.end(), 0.0f);
+      float sum = 0;
+      for (int a : legal_) {
+        priors_[a] = std::exp(logits[a] - max_logit);
+        sum += priors_[a];
+      }
+      const float value = answer->wdl[3 * i] - answer->wdl[3 * i + 2];
+      if (!std::isfinite(sum) || !(sum > 0) || !std::isfinite(value)) {
+        return absl::InternalError(absl::StrCat("evaluator: non-finite answer for row ", i));
+      }
+      for (int a : legal_) priors_[a] /= sum;
+      Slot& slot = slots_[group.owners[i]];
+      slot.versions.insert(answer->model_version);
+      slot.game->ApplyEvaluation(leaf, priors_, std::clamp(value, -1.0f, 1.0f));
+    }
+    actor_->leaf_evaluations_ += rows;
+    actor_->metrics_->leaf_evaluations->Increment(rows);
+    for (int s : group.slots) ZF_RETURN_IF_ERROR(Progress(slots_[s]));
+    return absl::OkStatus();
+  }
+
+  Actor* const actor_;
+  const int index_;
+  const G start_;
+  const std::shared_ptr<Mailbox> mailbox_;
+  const std::vector<games::Symmetry> symmetries_;
+  const int64_t plane_size_;
+  const int num_actions_;
+  int64_t games_begun_ = 0;
+  std::vector<Slot> slots_;
+  std::vector<Group> groups_;
+  std::vector<uint8_t> planes_;
+  std::vector<float> priors_;
+  std::vector<int> legal_;
+};
+
+std::string RandomActorId() {
+  return absl::StrFormat("a%016x", search::internal::MixSeed(RandomSeed()));
+}
+
+ActorOptions ActorOptions::ForGame(const std::string& game) {
+  ActorOptions options;
+  options.game = game;
+  search::SelfPlayOptions& s = options.self_play;
+  s.mcts.num_simulations = 160;
+  s.mcts.add_noise = true;
+  s.full_search_probability = 0.25f;
+  s.fast_simulations = 32;
+  s.resign_threshold = -0.9f;
+  s.resign_consecutive = 3;
+  s.resign_playthrough_fraction = 0.1f;
+  s.reuse_tree = true;
+  s.temperature = 1.0f;
+  s.final_temperature = 0.0f;
+  s.temperature_moves = 10;
+  absl::StatusOr<games::GameConfig> config = games::ParseGameName(game);
+  if (config.ok()) {
+    switch (config->kind) {
+      case games::GameConfig::Kind::kTicTacToe:
+        s.temperature_moves = 4;
+        s.mcts.dirichlet_alpha = 1.0f;
+        break;
+      case games::GameConfig::Kind::kConnectFour:
+        s.mcts.dirichlet_alpha = 1.0f;
+        break;
+      case games::GameConfig::Kind::kGo:
+        s.temperature_moves = 30;
+        s.mcts.dirichlet_alpha = 0.03f * 361 / (config->rows * config->rows);
+        break;
+      case games::GameConfig::Kind::kDotsAndBoxes:
+        break;
+    }
+  }
+  return options;
+}
+
+absl::Status ActorOptions::Validate() const {
+  absl::StatusOr<games::GameConfig> config = games::ParseGameName(game);
+  if (!config.ok()) return config.status();
+  auto range = [](const char* name, int64_t v, int64_t lo, int64_t hi) -> absl::Status {
+    if (v >= lo && v <= hi) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat("ActorOptions: ", name, " is ", v, ", expected ", lo, "..", hi));
+  };
+  ZF_RETURN_IF_ERROR(range("workers", workers, 1, 256));
+  ZF_RETURN_IF_ERROR(range("games_per_worker", games_per_worker, 1, 4096));
+  ZF_RETURN_IF_ERROR(range("requests_in_flight", requests_in_flight, 2, 64));
+  ZF_RETURN_IF_ERROR(range("leaves_per_game", leaves_per_game, 1, 256));
+  ZF_RETURN_IF_ERROR(
+      range("max_games", max_games, 0, std::numeric_limits<int64_t>::max() / 2));
+  if (!actor_id.empty() && !ValidId(actor_id)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ActorOptions: actor_id \"", actor_id, "\" must be 1..64 characters of [A-Za-z0-9_.-]"));
+  }
+  return self_play.Validate();
+}
+
+absl::StatusOr<std::shared_ptr<AsyncEvaluator>> ConnectInference(const std::string& target,
+                                                                 const std::string& game,
+                                                                 uint64_t seed) {
+  ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(game));
+  const games::PlaneShape shape =
+      games::VisitGame(config, [](const auto& start) { return start.Shape(); });
+  inference::RemoteEvaluatorClient::Options options;
+  options.target = target;
+  options.input_channels = shape.channels;
+  options.board_height = shape.height;
+  options.board_width = shape.width;
+  options.seed = seed;
+  ZF_ASSIGN_OR_RETURN(std::unique_ptr<inference::RemoteEvaluatorClient> client,
+                      inference::RemoteEvaluatorClient::Create(std::move(options)));
+  return std::shared_ptr<AsyncEvaluator>(std::make_shared<RemoteAsyncEvaluator>(
+      std::shared_ptr<inference::RemoteEvaluatorClient>(std::move(client))));
+}
+
+absl::StatusOr<std::unique_ptr<Actor>> Actor::Create(ActorOptions options,
+                                                     std::shared_ptr<AsyncEvaluator> evaluator,
+                                                     GameSink* sink,
+                                                     std::shared_ptr<metrics::Registry> registry) {
+  ZF_RETURN_IF_ERROR(options.Validate());
+  if (evaluator == nullptr) return absl::InvalidArgumentError("Actor: null evaluator");
+  if (sink == nullptr) return absl::InvalidArgumentError("Actor: null sink");
+  if (registry == nullptr) registry = std::make_shared<metrics::Registry>();
+  return std::unique_ptr<Actor>(
+      new Actor(std::move(options), std::move(evaluator), sink, std::move(registry)));
+}
+
+Actor::Actor(ActorOptions options, std::shared_ptr<AsyncEvaluator> evaluator, GameSink* sink,
+             std::shared_ptr<metrics::Registry> registry)
+    : options_(std::move(options)),
+      evaluator_(std::move(evaluator)),
+      sink_(sink),
+      registry_(std::move(registry)),
+      metrics_(std::make_unique<Metrics>()) {
+  seed_ = options_.seed != 0 ? options_.seed : RandomSeed();
+  actor_id_ = !options_.actor_id.empty() ? options_.actor_id : RandomActorId();
+  metrics::Registry& r = *registry_;
+  auto counter = [&](const char* name, const char* help) {
+    return &metrics::BuildCounter().Name(name).Help(help).Register(r).Add({});
+  };
+  metrics_->games = counter("zf_actor_games_total", "Self-play games put into the game sink.");
+  metrics_->moves = counter("zf_actor_moves_total", "Moves played in self-play.");
+  metrics_->simulations = counter("zf_actor_simulations_total", "MCTS simulations completed.");
+  metrics_->leaf_evaluations =
+      counter("zf_actor_leaf_evaluations_total", "Leaves evaluated by the network.");
+  metrics_->wait_seconds = counter("zf_actor_evaluation_wait_seconds_total",
+                                   "Worker time spent blocked waiting for evaluations.");
+  metrics_->resignations = counter("zf_actor_resignations_total", "Games ended by resignation.");
+  metrics_->requests_in_flight =
+      &metrics::BuildGauge()
+           .Name("zf_actor_requests_in_flight")
+           .Help("Evaluation requests submitted and not yet answered.")
+           .Register(r)
+           .Add({});
+  metrics_->model_version = &metrics::BuildGauge()
+                                 .Name("zf_actor_model_version")
+                                 .Help("Newest model version seen in evaluation answers.")
+                                 .Register(r)
+                                 .Add({});
+  metrics_->model_version->Set(-1);
+  metrics_->game_length = &metrics::BuildHistogram()
+                               .Name("zf_actor_game_length_moves")
+                               .Help("Length of finished self-play games, in moves.")
+                               .Register(r)
+                               .Add({}, metrics::ExponentialBuckets(4, 2, 8));
+}
+
+Actor::~Actor() { Stop(); }
+
+absl::Status Actor::Start() {
+  absl::MutexLock join_lock(&join_mu_);
+  absl::MutexLock lock(&mu_);
+  if (started_) return absl::FailedPreconditionError("Actor already started");
+  started_ = true;
+  const games::GameConfig config = *games::ParseGameName(options_.game);
+  for (int w = 0; w < options_.workers; ++w) {
+    workers_.push_back(games::VisitGame(config, [&](const auto& start) {
+      using G = std::decay_t<decltype(start)>;
+      return std::unique_ptr<WorkerBase>(new ActorWorker<G>(this, w, start));
+    }));
+  }
+  workers_running_ = options_.workers;
+  for (int w = 0; w < options_.workers; ++w) {
+    WorkerBase* worker = workers_[w].get();
+    threads_.push_back(std::make_unique<Thread>(absl::StrCat("actor-", w), [this, worker] {
+      WorkerDone(worker->Run());
+    }));
+  }
+  return absl::OkStatus();
+}
+
+void Actor::WorkerDone(absl::Status status) {
+  if (!status.ok()) {
+    ZF_LOG(ERROR) << "actor: worker failed: " << status;
+    stopping_ = true;
+  }
+  std::vector<WorkerBase*> to_wake;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!status.ok() && error_.ok()) error_ = status;
+    --workers_running_;
+    if (!status.ok()) {
+      for (auto& w : workers_) to_wake.push_back(w.get());
+    }
+  }
+  for (WorkerBase* w : to_wake) w->Wake();
+}
+
+absl::Status Actor::Wait(absl::Time deadline) {
+  absl::MutexLock lock(&mu_);
+  if (!started_) return absl::FailedPreconditionError("Actor not started");
+  auto done = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return workers_running_ == 0; };
+  if (!mu_.AwaitWithDeadline(absl::Condition(&done), deadline)) {
+    return absl::DeadlineExceededError("actor still playing");
+  }
+  if (!error_.ok()) return error_;
+  if (stopping_) return absl::CancelledError("actor stopped");
+  return absl::OkStatus();
+}
+
+void Actor::Stop() {
+  stopping_ = true;
+  absl::MutexLock join_lock(&join_mu_);
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto& w : workers_) w->Wake();
+  }
+  threads_.clear();  // joins
+}
+
+ActorStats Actor::stats() const {
+  ActorStats s;
+  s.games = games_;
+  s.dropped_games = dropped_;
+  s.moves = moves_;
+  s.simulations = simulations_;
+  s.leaf_evaluations = leaf_evaluations_;
+  s.resignations = resignations_;
+  s.requests = requests_;
+  s.requests_in_flight = requests_in_flight_;
+  s.evaluation_wait_seconds = static_cast<double>(wait_nanos_.load()) * 1e-9;
+  s.model_version = model_version_;
+  return s;
+}
+
+}  // namespace zf::actor
