@@ -20,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "model/checkpoint.h"
+#include "proto/zerofleet/v1/inference.grpc.pb.h"
 #include "proto/zerofleet/v1/replay.grpc.pb.h"
 #include "tests/zf_cli_testing.h"
 
@@ -178,6 +179,54 @@ TEST_F(CliLearnerTest, SigtermFinishesTheStepAndCheckpoints) {
   EXPECT_GE(latest.manifest.version, 2);
   EXPECT_GE(latest.manifest.training_step, 5);
   EXPECT_THAT(learner->Stdout(), HasSubstr(absl::StrCat("version ", latest.manifest.version)));
+}
+
+// The fleet path: `zf learner --listen` serves its checkpoints, `zf inference --model_service`
+// follows them; the version the inference server reports goes up while both run.
+TEST_F(CliLearnerTest, InferenceFollowsTheLearnersModelService) {
+  std::vector<std::string> args = LearnerArgs();
+  args.insert(args.begin(), ZF_BINARY);
+  for (const char* a : {"--steps_per_checkpoint", "3", "--listen", "127.0.0.1:0"}) args.push_back(a);
+  ASSERT_OK_AND_ASSIGN(auto learner, BackgroundProcess::Start(args, (dir_ / "learner").string()));
+  int model_port = -1;
+  ASSERT_TRUE(zf::testing::WaitFor([&] {
+    model_port = NumberAfter(learner->Stdout(), "model service on port ");
+    return model_port > 0 || !learner->Running();
+  }, absl::Seconds(120)));
+  ASSERT_GT(model_port, 0) << learner->Stderr();
+
+  ASSERT_OK_AND_ASSIGN(
+      auto inference,
+      BackgroundProcess::Start({ZF_BINARY, "inference", "--listen", "127.0.0.1:0", "--checkpoint",
+                                (dir_ / "run" / "checkpoints" / "latest").string(), "--max_batch",
+                                "8", "--model_service", absl::StrCat("127.0.0.1:", model_port)},
+                               (dir_ / "inference").string()));
+  int inference_port = -1;
+  ASSERT_TRUE(zf::testing::WaitFor([&] {
+    inference_port = NumberAfter(inference->Stdout(), " on port ");
+    return inference_port > 0 || !inference->Running();
+  }, absl::Seconds(120)));
+  ASSERT_GT(inference_port, 0) << inference->Stderr();
+  auto stub = zerofleet::v1::Inference::NewStub(
+      grpc_util::CreateChannel(absl::StrCat("127.0.0.1:", inference_port)));
+  auto version = [&]() -> int64_t {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+    zerofleet::v1::ModelInfo info;
+    if (!stub->GetModelInfo(&context, {}, &info).ok()) return -1;
+    return info.version();
+  };
+  const int64_t first = version();
+  ASSERT_GE(first, 1);
+  ASSERT_TRUE(zf::testing::WaitFor([&] { return version() > first; }, absl::Seconds(120)))
+      << inference->Stderr();
+
+  inference->Signal(SIGTERM);
+  learner->Signal(SIGTERM);
+  ASSERT_OK_AND_ASSIGN(int inference_code, inference->Wait(absl::Seconds(60)));
+  EXPECT_EQ(inference_code, 0) << inference->Stderr();
+  ASSERT_OK_AND_ASSIGN(int learner_code, learner->Wait(absl::Seconds(60)));
+  EXPECT_EQ(learner_code, 0) << learner->Stderr();
 }
 
 TEST(CliLearnerUsageTest, BadFlagsAreUsageErrors) {
