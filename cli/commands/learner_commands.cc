@@ -46,7 +46,9 @@ ABSL_FLAG(std::string, lr_schedule, "constant",
           "--max_steps)");
 ABSL_FLAG(int64_t, lr_step_every, 100000, "learner: steps between x0.1 decays (--lr_schedule step)");
 ABSL_FLAG(int64_t, warmup_steps, 0, "learner: linear learning-rate warm-up steps");
-ABSL_FLAG(double, weight_decay, 1e-4, "learner: weight decay (>= 0)");
+ABSL_FLAG(double, weight_decay, -1,
+          "learner: weight decay; negative (the default): 1e-4 for sgd (L2), 1e-2 for adamw "
+          "(decoupled)");
 ABSL_FLAG(int64_t, max_steps, 0, "learner: stop after this many steps in total (0: never)");
 ABSL_FLAG(int, threads, 0, "learner: LibTorch intra-op threads (0: all cores)");
 ABSL_FLAG(std::string, device, "auto", "learner: cpu, cuda, cuda:N or auto");
@@ -103,11 +105,12 @@ absl::Status RunLearner(const std::vector<std::string>& args) {
     return absl::InvalidArgumentError(
         absl::StrCat("--lr_schedule must be constant, step or cosine, got \"", schedule, "\""));
   }
-  if (options.trainer.optimizer == learner::OptimizerKind::kAdamW &&
-      absl::GetFlag(FLAGS_weight_decay) == 1e-4) {
-    options.trainer.weight_decay = 1e-2;  // AdamW's decoupled decay is conventionally larger
+  const double weight_decay = absl::GetFlag(FLAGS_weight_decay);
+  if (weight_decay >= 0) {
+    options.trainer.weight_decay = weight_decay;
   } else {
-    options.trainer.weight_decay = absl::GetFlag(FLAGS_weight_decay);
+    options.trainer.weight_decay =
+        options.trainer.optimizer == learner::OptimizerKind::kAdamW ? 1e-2 : 1e-4;
   }
   options.trainer.device = absl::GetFlag(FLAGS_device);
   const int threads = absl::GetFlag(FLAGS_threads);
