@@ -150,6 +150,11 @@ TEST_F(CliLearnerTest, TrainsPublishesAndLatestLoads) {
   ProcessResult show = Zf({"checkpoint", "show", (checkpoints / "latest").string()});
   EXPECT_EQ(show.exit_code, 0) << show.stderr_text;
   EXPECT_THAT(show.stdout_text, HasSubstr("tictactoe"));
+  // And it plays: `net:DIR/checkpoints/latest:SIMS`.
+  ProcessResult match = Zf({"match", "--game", "tictactoe", "--p1",
+                            absl::StrCat("net:", (checkpoints / "latest").string(), ":4"), "--p2",
+                            "random", "--games", "2"});
+  EXPECT_EQ(match.exit_code, 0) << match.stderr_text;
 
   // Resuming continues the step and version count.
   args = LearnerArgs();
