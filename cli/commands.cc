@@ -3,6 +3,7 @@
 #include "cli/commands/actor_commands.h"
 #include "cli/commands/game_commands.h"
 #include "cli/commands/inference_commands.h"
+#include "cli/commands/learner_commands.h"
 #include "cli/commands/model_commands.h"
 #include "cli/commands/player_commands.h"
 #include "cli/commands/replay_commands.h"
@@ -18,6 +19,7 @@ const std::vector<Command>& Commands() {
     for (Command& c : InferenceCommands()) all->push_back(std::move(c));
     for (Command& c : ReplayCommands()) all->push_back(std::move(c));
     for (Command& c : ActorCommands()) all->push_back(std::move(c));
+    for (Command& c : LearnerCommands()) all->push_back(std::move(c));
     return all;
   }();
   return *commands;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -22,6 +23,7 @@
 #include "common/metrics/build_info.h"
 #include "common/status_macros.h"
 #include "games/registry.h"
+#include "inference_server/model_watcher.h"
 #include "inference_server/service/inference_server.h"
 #include "inference_server/torch_backend.h"
 #include "model/game_network.h"
@@ -35,6 +37,9 @@ ABSL_FLAG(int64_t, max_delay_us, 2000,
           "inference: how long the first queued row waits for others, in microseconds "
           "(0..1000000)");
 ABSL_FLAG(int, workers, 2, "inference: batches in flight at once (1..64)");
+ABSL_FLAG(std::string, model_service, "",
+          "inference: HOST:PORT of a model service (zf learner --listen) to watch: new versions "
+          "are fetched, verified and hot-swapped in");
 
 namespace zf::cli {
 namespace {
@@ -147,6 +152,19 @@ absl::Status RunInference(const std::vector<std::string>& args) {
   if (server->metrics_port() != 0) std::cout << ", metrics on port " << server->metrics_port();
   std::cout << std::endl;
 
+  std::unique_ptr<inference::ModelWatcher> watcher;
+  if (const std::string address = absl::GetFlag(FLAGS_model_service); !address.empty()) {
+    inference::ModelWatcherOptions w;
+    w.address = address;
+    w.temp_dir = std::filesystem::temp_directory_path().string();
+    w.reload = [&server](const std::string& path) { return server->Reload(path); };
+    w.current_version = [&server] { return server->model_version(); };
+    // Not owned: the server outlives the watcher.
+    w.registry = std::shared_ptr<metrics::Registry>(&server->registry(), [](metrics::Registry*) {});
+    ZF_ASSIGN_OR_RETURN(watcher, inference::ModelWatcher::Create(std::move(w)));
+    ZF_LOG(INFO) << "inference: watching the model service at " << address;
+  }
+
   while (true) {
     int signal_number = 0;
     if (sigwait(&signals, &signal_number) != 0) continue;
@@ -166,6 +184,7 @@ absl::Status RunInference(const std::vector<std::string>& args) {
       ZF_LOG(ERROR) << "inference: " << reloaded;
     }
   }
+  if (watcher != nullptr) watcher->Stop();
   server->Shutdown();
   ZF_LOG(INFO) << "inference: stopped";
   return absl::OkStatus();
@@ -178,9 +197,10 @@ std::vector<Command> InferenceCommands() {
       {"inference",
        "serve a network over gRPC with dynamic batching until SIGINT/SIGTERM (SIGHUP reloads)",
        "zf inference --listen ADDR (--checkpoint FILE | --game G [--blocks B] [--filters F] "
-       "[--seed S]) [--max_batch N] [--max_delay_us N] [--workers N] [--metrics_listen ADDR]",
+       "[--seed S]) [--max_batch N] [--max_delay_us N] [--workers N] [--metrics_listen ADDR] "
+       "[--model_service ADDR]",
        {"listen", "checkpoint", "game", "blocks", "filters", "seed", "max_batch", "max_delay_us",
-        "workers", "metrics_listen"},
+        "workers", "metrics_listen", "model_service"},
        RunInference},
   };
 }

@@ -1,0 +1,189 @@
+// learner_bench: training throughput of the learner on this machine.
+//
+//   learner_bench [STEPS [BATCH [SHARDS [THREADS]]]]     defaults: 50 256 2 0 (0: all cores)
+//
+// 1. Compute only: Trainer::Step on one fixed batch, repeated (no data path): steps/s and
+//    samples/s of the default Connect Four network (4 blocks x 64 filters).
+// 2. The whole learner: SHARDS in-process replay servers on loopback (real gRPC), each filled with
+//    synthetic Connect Four games, a Learner sampling from all of them through the prefetching
+//    ReplaySampler: steps/s, samples/s and the data-wait share of its wall time.
+// The replay servers run in the same process and share the cores, as they do in `zf run`.
+// Prints one line per measurement and a JSON line.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "common/grpc/channel.h"
+#include "games/connect4/connect4.h"
+#include "learner/learner.h"
+#include "learner/trainer.h"
+#include "model/game_network.h"
+#include "proto/zerofleet/v1/replay.grpc.pb.h"
+#include "replay/service/replay_server.h"
+
+namespace {
+
+using zf::learner::Learner;
+using zf::learner::LearnerOptions;
+using zf::learner::Trainer;
+using zf::learner::TrainerOptions;
+
+zerofleet::v1::GameRecord Record(const std::string& id, const zf::model::NetworkShape& s, int n,
+                                 std::mt19937_64& rng) {
+  zerofleet::v1::GameRecord r;
+  r.set_game_id(id);
+  r.set_game("connect4");
+  r.mutable_plane_shape()->set_channels(s.input_channels);
+  r.mutable_plane_shape()->set_height(s.board_height);
+  r.mutable_plane_shape()->set_width(s.board_width);
+  r.set_num_actions(s.num_actions);
+  r.set_num_positions(n);
+  std::string planes(static_cast<size_t>(n * s.PlaneSize()), '\0');
+  for (char& c : planes) c = static_cast<char>(rng() % 2);
+  std::vector<float> policy(static_cast<size_t>(n * s.num_actions), 0.0f);
+  std::string to_play, full;
+  for (int i = 0; i < n; ++i) {
+    policy[static_cast<size_t>(i * s.num_actions + static_cast<int>(rng() % s.num_actions))] = 1;
+    to_play.push_back(static_cast<char>(i % 2));
+    full.push_back(1);
+  }
+  r.set_planes(planes);
+  r.set_policy(std::string(reinterpret_cast<const char*>(policy.data()), policy.size() * 4));
+  r.set_to_play(to_play);
+  r.set_full_search(full);
+  r.add_returns(1.0f);
+  r.add_returns(-1.0f);
+  r.add_model_versions(0);
+  return r;
+}
+
+int Fail(const absl::Status& s) {
+  std::fprintf(stderr, "learner_bench: %s\n", s.ToString().c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int steps = argc > 1 ? std::atoi(argv[1]) : 50;
+  const int batch = argc > 2 ? std::atoi(argv[2]) : 256;
+  const int shards = argc > 3 ? std::atoi(argv[3]) : 2;
+  int threads = argc > 4 ? std::atoi(argv[4]) : 0;
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const zf::model::NetworkShape shape = zf::model::NetworkShapeForGame(zf::games::ConnectFour());
+  std::mt19937_64 rng(1);
+
+  TrainerOptions t;
+  t.game = "connect4";
+  t.shape = shape;
+  t.intra_op_threads = threads;
+  t.device = "cpu";
+  std::printf("learner_bench: %s, batch %d, %d LibTorch threads, %d steps\n",
+              shape.DebugString().c_str(), batch, threads, steps);
+
+  // 1. Compute only.
+  double compute_steps_per_s = 0;
+  {
+    absl::StatusOr<std::unique_ptr<Trainer>> trainer = Trainer::Create(t);
+    if (!trainer.ok()) return Fail(trainer.status());
+    zerofleet::v1::SampleBatch b;
+    {
+      zerofleet::v1::GameRecord r = Record("x", shape, batch, rng);
+      b.set_batch_size(batch);
+      b.set_game("connect4");
+      *b.mutable_plane_shape() = r.plane_shape();
+      b.set_num_actions(shape.num_actions);
+      b.set_planes(r.planes());
+      b.set_policy(r.policy());
+      std::vector<float> value(static_cast<size_t>(batch), 0.0f);
+      for (auto& v : value) v = static_cast<float>(static_cast<int>(rng() % 3) - 1);
+      b.set_value(std::string(reinterpret_cast<const char*>(value.data()), value.size() * 4));
+      b.set_policy_mask(std::string(static_cast<size_t>(batch), '\1'));
+    }
+    for (int i = 0; i < 3; ++i) (void)(*trainer)->Step(b);  // warm-up
+    const absl::Time start = absl::Now();
+    for (int i = 0; i < steps; ++i) {
+      absl::StatusOr<zf::learner::StepResult> r = (*trainer)->Step(b);
+      if (!r.ok()) return Fail(r.status());
+    }
+    const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+    compute_steps_per_s = steps / seconds;
+    std::printf("compute only:    %.2f steps/s, %.0f samples/s (%.1f ms/step)\n",
+                compute_steps_per_s, compute_steps_per_s * batch, 1000 * seconds / steps);
+  }
+
+  // 2. The learner over replay shards.
+  const std::string dir = absl::StrCat(std::filesystem::temp_directory_path().string(),
+                                       "/learner_bench_", ::getpid());
+  std::filesystem::remove_all(dir);
+  std::vector<std::unique_ptr<zf::replay::ReplayServer>> servers;
+  LearnerOptions o;
+  for (int s = 0; s < shards; ++s) {
+    zf::replay::ReplayServerOptions ro;
+    ro.listen = "127.0.0.1:0";
+    ro.dir = absl::StrCat(dir, "/replay", s);
+    ro.capacity_positions = 100000;
+    ro.min_size_to_sample = 100;
+    ro.samples_per_insert = 1e6;  // the benchmark measures the learner, not the rate limiter
+    ro.error_buffer = 1e12;
+    ro.insert_workers.num_threads = 2;
+    ro.sample_workers.num_threads = 2;
+    absl::StatusOr<std::unique_ptr<zf::replay::ReplayServer>> server =
+        zf::replay::ReplayServer::Create(ro);
+    if (!server.ok()) return Fail(server.status());
+    const std::string address = absl::StrCat("127.0.0.1:", (*server)->port());
+    auto stub = zerofleet::v1::Replay::NewStub(zf::grpc_util::CreateChannel(address));
+    for (int g = 0; g < 100; ++g) {
+      zerofleet::v1::InsertRequest request;
+      for (int k = 0; k < 4; ++k) *request.add_games() = Record(absl::StrCat(g, "/", k), shape, 30, rng);
+      zerofleet::v1::InsertResponse response;
+      grpc::Status status;
+      for (int attempt = 0; attempt < 100; ++attempt) {
+        grpc::ClientContext context;
+        context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+        status = stub->Insert(&context, request, &response);
+        if (status.error_code() != grpc::StatusCode::UNAVAILABLE) break;
+        absl::SleepFor(absl::Milliseconds(50));  // recovering its (empty) log
+      }
+      if (!status.ok()) return Fail(absl::InternalError(status.error_message()));
+    }
+    o.sampler.shards.push_back(address);
+    servers.push_back(*std::move(server));
+  }
+  o.trainer = t;
+  o.batch_size = batch;
+  o.dir = absl::StrCat(dir, "/run");
+  o.steps_per_checkpoint = 1'000'000;  // only the initial and the final checkpoint
+  o.max_steps = steps;
+  absl::StatusOr<std::unique_ptr<Learner>> learner = Learner::Create(o);
+  if (!learner.ok()) return Fail(learner.status());
+  if (absl::Status s = (*learner)->Run(); !s.ok()) return Fail(s);
+  const zf::learner::LearnerStats stats = (*learner)->stats();
+  const double seconds = absl::ToDoubleSeconds(stats.run_time);
+  const double wait_share = absl::ToDoubleSeconds(stats.data_wait) / seconds;
+  std::printf(
+      "learner, %d shards: %.2f steps/s, %.0f samples/s, data wait %.1f%% of %.1f s (incl. the "
+      "final checkpoint)\n",
+      shards, stats.steps_this_run / seconds, stats.samples_this_run / seconds, 100 * wait_share,
+      seconds);
+  std::printf(
+      "{\"network\":\"%s\",\"batch\":%d,\"threads\":%d,\"compute_steps_per_s\":%.3f,"
+      "\"learner_steps_per_s\":%.3f,\"learner_samples_per_s\":%.1f,\"data_wait_share\":%.4f,"
+      "\"shards\":%d}\n",
+      shape.DebugString().c_str(), batch, threads, compute_steps_per_s,
+      stats.steps_this_run / seconds, stats.samples_this_run / seconds, wait_share, shards);
+  learner->reset();
+  servers.clear();
+  std::filesystem::remove_all(dir);
+  return 0;
+}

@@ -1,0 +1,222 @@
+#include "learner/learner.h"
+
+#include <filesystem>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/logging.h"
+#include "common/status_macros.h"
+
+namespace zf::learner {
+
+absl::Status LearnerOptions::Validate() const {
+  ZF_RETURN_IF_ERROR(trainer.Validate());
+  if (batch_size < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("learner: batch_size must be >= 1, got ",
+                                                   batch_size));
+  }
+  if (dir.empty()) return absl::InvalidArgumentError("learner: dir is empty");
+  if (steps_per_checkpoint < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "learner: steps_per_checkpoint must be >= 1, got ", steps_per_checkpoint));
+  }
+  if (keep_checkpoints < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("learner: keep_checkpoints must be >= 1, got ", keep_checkpoints));
+  }
+  if (max_steps < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("learner: max_steps must be >= 0, got ", max_steps));
+  }
+  if (!batch_source) {
+    replay::ReplaySamplerOptions s = sampler;
+    s.batch_size = batch_size;
+    if (absl::Status status = s.Validate(); !status.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("learner: replay: ", status.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+Learner::Learner(LearnerOptions options) : options_(std::move(options)) {}
+
+Learner::~Learner() {
+  Stop();
+  if (sampler_ != nullptr) sampler_->Close();
+}
+
+absl::StatusOr<std::unique_ptr<Learner>> Learner::Create(LearnerOptions options) {
+  ZF_RETURN_IF_ERROR(options.Validate());
+  auto learner = std::unique_ptr<Learner>(new Learner(std::move(options)));
+  Learner& l = *learner;
+  l.registry_ = l.options_.registry ? l.options_.registry : std::make_shared<metrics::Registry>();
+  metrics::Registry& r = *l.registry_;
+  l.steps_total_ = &metrics::BuildCounter()
+                        .Name("zf_learner_steps_total")
+                        .Help("Optimizer steps taken by this process.")
+                        .Register(r)
+                        .Add({});
+  l.samples_total_ = &metrics::BuildCounter()
+                          .Name("zf_learner_samples_total")
+                          .Help("Training positions consumed by this process.")
+                          .Register(r)
+                          .Add({});
+  auto& loss = metrics::BuildGauge()
+                   .Name("zf_learner_loss")
+                   .Help("Loss of the last training batch, by head (policy, value, total).")
+                   .Register(r);
+  l.loss_policy_ = &loss.Add({{"head", "policy"}});
+  l.loss_value_ = &loss.Add({{"head", "value"}});
+  l.loss_total_ = &loss.Add({{"head", "total"}});
+  l.learning_rate_ = &metrics::BuildGauge()
+                          .Name("zf_learner_learning_rate")
+                          .Help("Learning rate of the last step.")
+                          .Register(r)
+                          .Add({});
+  l.published_version_ = &metrics::BuildGauge()
+                              .Name("zf_learner_published_version")
+                              .Help("Model version of the newest published checkpoint.")
+                              .Register(r)
+                              .Add({});
+  l.data_wait_seconds_ = &metrics::BuildCounter()
+                              .Name("zf_learner_data_wait_seconds_total")
+                              .Help("Wall time spent waiting for a training batch.")
+                              .Register(r)
+                              .Add({});
+  l.step_seconds_ = &metrics::BuildHistogram()
+                         .Name("zf_learner_step_seconds")
+                         .Help("Wall time of one optimizer step (forward, backward, update).")
+                         .Register(r)
+                         .Add({}, metrics::ExponentialBuckets(0.001, 2, 16));
+
+  ZF_ASSIGN_OR_RETURN(l.trainer_, Trainer::Create(l.options_.trainer));
+  const std::string checkpoint_dir =
+      (std::filesystem::path(l.options_.dir) / "checkpoints").string();
+  ZF_ASSIGN_OR_RETURN(l.checkpoints_,
+                      CheckpointDirectory::Create({.dir = checkpoint_dir,
+                                                   .keep = l.options_.keep_checkpoints}));
+  absl::StatusOr<NewestCheckpoint> newest = ReadNewestCheckpoint(checkpoint_dir);
+  if (newest.ok()) {
+    if (!l.options_.resume) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(checkpoint_dir, " already has checkpoints and resume is off"));
+    }
+    ZF_RETURN_IF_ERROR(l.trainer_->Restore(newest->checkpoint));
+    absl::MutexLock lock(&l.mu_);
+    l.stats_.steps = l.trainer_->step();
+    l.stats_.published_version = newest->checkpoint.manifest.version;
+    l.published_step_ = l.trainer_->step();
+    ZF_LOG(INFO) << "learner: resumed from " << newest->path << " (version "
+                 << l.stats_.published_version << ", step " << l.stats_.steps << ")";
+  } else if (absl::IsNotFound(newest.status())) {
+    ZF_RETURN_IF_ERROR(l.Publish());
+  } else {
+    return newest.status();
+  }
+  {
+    absl::MutexLock lock(&l.mu_);
+    l.published_version_->Set(static_cast<double>(l.stats_.published_version));
+  }
+
+  if (l.options_.batch_source) {
+    l.source_ = l.options_.batch_source;
+  } else {
+    replay::ReplaySamplerOptions sampler = l.options_.sampler;
+    sampler.batch_size = l.options_.batch_size;
+    ZF_ASSIGN_OR_RETURN(l.sampler_, replay::ReplaySampler::Create(std::move(sampler)));
+    l.source_ = [sampler = l.sampler_.get()](absl::Time deadline) {
+      return sampler->Next(deadline);
+    };
+  }
+  return learner;
+}
+
+absl::Status Learner::Publish() {
+  int64_t version;
+  {
+    absl::MutexLock lock(&mu_);
+    version = stats_.published_version + 1;
+  }
+  ZF_ASSIGN_OR_RETURN(model::Checkpoint checkpoint, trainer_->MakeCheckpoint(version));
+  ZF_ASSIGN_OR_RETURN(model::CheckpointManifest written, checkpoints_->Publish(checkpoint));
+  published_step_ = trainer_->step();
+  {
+    absl::MutexLock lock(&mu_);
+    stats_.published_version = version;
+  }
+  published_version_->Set(static_cast<double>(version));
+  ZF_LOG(INFO) << "learner: published version " << version << " at step "
+               << written.training_step;
+  if (options_.on_publish) options_.on_publish(written);
+  return absl::OkStatus();
+}
+
+void Learner::Stop() { stop_.store(true, std::memory_order_release); }
+
+LearnerStats Learner::stats() const {
+  absl::MutexLock lock(&mu_);
+  return stats_;
+}
+
+absl::Status Learner::Run() {
+  const absl::Time start = absl::Now();
+  absl::Status result = absl::OkStatus();
+  auto reached_max = [&] {
+    return options_.max_steps > 0 && trainer_->step() >= options_.max_steps;
+  };
+  while (!stop_.load(std::memory_order_acquire) && !reached_max()) {
+    // Wait in short slices so Stop() is seen promptly; every slice counts as data wait.
+    const absl::Time wait_start = absl::Now();
+    absl::StatusOr<zerofleet::v1::SampleBatch> batch = source_(wait_start + absl::Milliseconds(200));
+    const absl::Duration waited = absl::Now() - wait_start;
+    data_wait_seconds_->Increment(absl::ToDoubleSeconds(waited));
+    {
+      absl::MutexLock lock(&mu_);
+      stats_.data_wait += waited;
+    }
+    if (absl::IsDeadlineExceeded(batch.status())) continue;
+    if (absl::IsCancelled(batch.status())) break;
+    if (!batch.ok()) {
+      result = batch.status();
+      break;
+    }
+    const absl::Time step_start = absl::Now();
+    absl::StatusOr<StepResult> step = trainer_->Step(*batch);
+    if (!step.ok()) {
+      result = step.status();
+      break;
+    }
+    step_seconds_->Observe(absl::ToDoubleSeconds(absl::Now() - step_start));
+    steps_total_->Increment();
+    samples_total_->Increment(step->batch_size);
+    loss_policy_->Set(step->policy_loss);
+    loss_value_->Set(step->value_loss);
+    loss_total_->Set(step->total_loss);
+    learning_rate_->Set(step->learning_rate);
+    {
+      absl::MutexLock lock(&mu_);
+      stats_.steps = step->step;
+      ++stats_.steps_this_run;
+      stats_.samples_this_run += step->batch_size;
+      stats_.last = *step;
+      stats_.run_time = absl::Now() - start;
+    }
+    if (step->step % options_.steps_per_checkpoint == 0) {
+      if (absl::Status published = Publish(); !published.ok()) {
+        result = published;
+        break;
+      }
+    }
+  }
+  // Whatever ended the loop, keep the steps taken (unless the checkpoint itself failed).
+  if (trainer_->step() != published_step_) {
+    if (absl::Status published = Publish(); !published.ok() && result.ok()) result = published;
+  }
+  absl::MutexLock lock(&mu_);
+  stats_.run_time = absl::Now() - start;
+  return result;
+}
+
+}  // namespace zf::learner

@@ -1,0 +1,149 @@
+#include "learner/learner.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "common/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "learner/checkpoint_dir.h"
+#include "learner/testing/batches.h"
+
+namespace zf::learner {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+class LearnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = absl::StrCat(::testing::TempDir(), "/learner_test_", ::getpid(), "_",
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  LearnerOptions Options(int64_t max_steps) {
+    LearnerOptions o;
+    o.trainer.game = "tiny";
+    o.trainer.shape = testing::TinyShape();
+    o.trainer.intra_op_threads = 1;
+    o.batch_size = 16;
+    o.dir = dir_;
+    o.steps_per_checkpoint = 10;
+    o.keep_checkpoints = 3;
+    o.max_steps = max_steps;
+    o.batch_source = [this](absl::Time) -> absl::StatusOr<zerofleet::v1::SampleBatch> {
+      return testing::MakeBatch(testing::TinyShape(), 16, batches_++);
+    };
+    return o;
+  }
+
+  std::string dir_;
+  uint64_t batches_ = 0;
+};
+
+TEST_F(LearnerTest, PublishesEveryKStepsAndResumes) {
+  std::vector<int64_t> published;
+  LearnerOptions o = Options(/*max_steps=*/20);
+  o.on_publish = [&](const model::CheckpointManifest& m) { published.push_back(m.version); };
+  ASSERT_OK_AND_ASSIGN(auto learner, Learner::Create(o));
+  ASSERT_OK(learner->Run());
+  // Version 1 is the initial network, published by Create; then one every 10 steps.
+  EXPECT_THAT(published, ::testing::ElementsAre(1, 2, 3));
+  LearnerStats stats = learner->stats();
+  EXPECT_EQ(stats.steps, 20);
+  EXPECT_EQ(stats.samples_this_run, 320);
+  EXPECT_EQ(stats.published_version, 3);
+  const std::string checkpoints = dir_ + "/checkpoints";
+  ASSERT_OK_AND_ASSIGN(auto files, ListCheckpoints(checkpoints));
+  EXPECT_EQ(files.size(), 3u);
+  ASSERT_OK_AND_ASSIGN(model::Checkpoint latest, model::ReadCheckpoint(checkpoints + "/latest"));
+  EXPECT_EQ(latest.manifest.version, 3);
+  EXPECT_EQ(latest.manifest.training_step, 20);
+  EXPECT_EQ(latest.manifest.game, "tiny");
+  EXPECT_FALSE(latest.optimizer_state.empty());
+
+  const std::string text = learner->registry().Serialize();
+  EXPECT_THAT(text, HasSubstr("zf_learner_steps_total 20"));
+  EXPECT_THAT(text, HasSubstr("zf_learner_samples_total 320"));
+  EXPECT_THAT(text, HasSubstr("zf_learner_published_version 3"));
+  EXPECT_THAT(text, HasSubstr("zf_learner_loss{head=\"policy\"}"));
+  EXPECT_THAT(text, HasSubstr("zf_learner_loss{head=\"value\"}"));
+  EXPECT_THAT(text, HasSubstr("zf_learner_loss{head=\"total\"}"));
+  EXPECT_THAT(text, HasSubstr("zf_learner_learning_rate"));
+  EXPECT_THAT(text, HasSubstr("zf_learner_data_wait_seconds_total"));
+  EXPECT_THAT(text, HasSubstr("zf_learner_step_seconds_count 20"));
+  learner.reset();
+
+  // Resume: step, version and weights continue.
+  ASSERT_OK_AND_ASSIGN(auto resumed, Learner::Create(Options(/*max_steps=*/25)));
+  EXPECT_EQ(resumed->stats().steps, 20);
+  EXPECT_EQ(resumed->stats().published_version, 3);
+  ASSERT_OK(resumed->Run());
+  EXPECT_EQ(resumed->stats().steps, 25);
+  // Stopping off a K-step boundary still keeps the steps: a final checkpoint.
+  ASSERT_OK_AND_ASSIGN(latest, model::ReadCheckpoint(checkpoints + "/latest"));
+  EXPECT_EQ(latest.manifest.version, 4);
+  EXPECT_EQ(latest.manifest.training_step, 25);
+}
+
+TEST_F(LearnerTest, StopFinishesTheStepAndCheckpoints) {
+  LearnerOptions o = Options(/*max_steps=*/0);
+  Learner* learner_ptr = nullptr;
+  o.batch_source = [&](absl::Time) -> absl::StatusOr<zerofleet::v1::SampleBatch> {
+    if (++batches_ == 5) learner_ptr->Stop();  // asked while the 5th batch is handed out
+    return testing::MakeBatch(testing::TinyShape(), 16, batches_);
+  };
+  ASSERT_OK_AND_ASSIGN(auto learner, Learner::Create(o));
+  learner_ptr = learner.get();
+  ASSERT_OK(learner->Run());
+  EXPECT_EQ(learner->stats().steps, 5);
+  ASSERT_OK_AND_ASSIGN(model::Checkpoint latest,
+                       model::ReadCheckpoint(dir_ + "/checkpoints/latest"));
+  EXPECT_EQ(latest.manifest.training_step, 5);
+  EXPECT_EQ(latest.manifest.version, 2);
+}
+
+TEST_F(LearnerTest, DataWaitIsCountedAndDeadlinesRetried) {
+  LearnerOptions o = Options(/*max_steps=*/3);
+  int calls = 0;
+  o.batch_source = [&](absl::Time) -> absl::StatusOr<zerofleet::v1::SampleBatch> {
+    if (++calls % 2 == 1) return absl::DeadlineExceededError("no data yet");
+    return testing::MakeBatch(testing::TinyShape(), 16, calls);
+  };
+  ASSERT_OK_AND_ASSIGN(auto learner, Learner::Create(o));
+  ASSERT_OK(learner->Run());
+  EXPECT_EQ(learner->stats().steps, 3);
+  EXPECT_EQ(calls, 6);
+}
+
+TEST_F(LearnerTest, BadBatchStopsTheRunWithInvalidArgument) {
+  LearnerOptions o = Options(/*max_steps=*/10);
+  o.batch_source = [](absl::Time) -> absl::StatusOr<zerofleet::v1::SampleBatch> {
+    auto b = testing::MakeBatch(testing::TinyShape(), 4, 1);
+    b.mutable_plane_shape()->set_channels(3);
+    return b;
+  };
+  ASSERT_OK_AND_ASSIGN(auto learner, Learner::Create(o));
+  EXPECT_EQ(learner->Run().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(LearnerTest, RefusesAnotherNetworkInTheDirectory) {
+  {
+    ASSERT_OK_AND_ASSIGN(auto learner, Learner::Create(Options(1)));
+  }
+  LearnerOptions wider = Options(1);
+  wider.trainer.shape.filters = 16;
+  EXPECT_EQ(Learner::Create(wider).status().code(), absl::StatusCode::kInvalidArgument);
+  LearnerOptions no_resume = Options(1);
+  no_resume.resume = false;
+  EXPECT_EQ(Learner::Create(no_resume).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace zf::learner

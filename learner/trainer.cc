@@ -1,0 +1,413 @@
+// The learner's only LibTorch translation unit with the nn and optim headers.
+#include "learner/trainer.h"
+
+#include <ATen/Parallel.h>
+#include <torch/types.h>  // before clip_grad.h, which does not include it
+#include <torch/cuda.h>
+#include <torch/nn/utils/clip_grad.h>
+#include <torch/optim/adamw.h>
+#include <torch/optim/sgd.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "common/status_macros.h"
+#include "model/internal/network_ops.h"
+#include "model/internal/residual_net.h"
+
+namespace zf::learner {
+namespace {
+
+using model::internal::ResidualNetImpl;
+using model::internal::TorchCall;
+
+// Optimizer-state section: an OutputArchive with "kind" (0 SGD, 1 AdamW) and, per parameter
+// name N, "N/momentum_buffer" (SGD) or "N/step", "N/exp_avg", "N/exp_avg_sq" (AdamW); only
+// parameters that have a state (they have had a gradient) appear. Keyed by name, not by
+// LibTorch's pointer-derived keys, whose format differs between LibTorch versions.
+constexpr int64_t kSgdKind = 0;
+constexpr int64_t kAdamWKind = 1;
+
+// The optimizer's state-map key of parameter `p`, whatever the key type of this LibTorch:
+// the TensorImpl address as text (1.13: c10::guts::to_string, i.e. ostream <<) or as void*
+// (2.2 and later).
+template <typename Map>
+typename Map::key_type StateKey(const torch::Tensor& p) {
+  using Key = typename Map::key_type;
+  if constexpr (std::is_same_v<Key, std::string>) {
+    std::ostringstream os;
+    os << static_cast<const void*>(p.unsafeGetTensorImpl());
+    return os.str();
+  } else {
+    return static_cast<Key>(p.unsafeGetTensorImpl());
+  }
+}
+
+absl::StatusOr<torch::Device> ResolveDevice(const std::string& text) {
+  if (text == "cpu") return torch::Device(torch::kCPU);
+  const bool cuda_available = torch::cuda::is_available();
+  if (text == "auto") {
+    return cuda_available ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+  }
+  int index = 0;
+  absl::string_view rest = text;
+  if (rest == "cuda" ||
+      (absl::ConsumePrefix(&rest, "cuda:") && absl::SimpleAtoi(rest, &index) && index >= 0 &&
+       index < 64)) {
+    if (!cuda_available) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("device ", text, " requested but this LibTorch has no usable CUDA"));
+    }
+    return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("device must be cpu, cuda, cuda:N or auto, got \"", text, "\""));
+}
+
+// Copies `bytes` into a new CPU tensor of `sizes` and `dtype` (the proto's bytes need not be
+// aligned for the dtype, and the tensor must own its memory).
+torch::Tensor FromBytes(const std::string& bytes, std::vector<int64_t> sizes,
+                        torch::ScalarType dtype) {
+  torch::Tensor t = torch::empty(sizes, torch::TensorOptions().dtype(dtype));
+  std::memcpy(t.data_ptr(), bytes.data(), bytes.size());
+  return t;
+}
+
+}  // namespace
+
+absl::StatusOr<OptimizerKind> ParseOptimizerKind(const std::string& name) {
+  if (name == "sgd") return OptimizerKind::kSgd;
+  if (name == "adamw") return OptimizerKind::kAdamW;
+  return absl::InvalidArgumentError(
+      absl::StrCat("optimizer must be sgd or adamw, got \"", name, "\""));
+}
+
+absl::Status TrainerOptions::Validate() const {
+  ZF_RETURN_IF_ERROR(shape.Validate());
+  ZF_RETURN_IF_ERROR(lr.Validate());
+  auto bad = [](absl::string_view field, double value, absl::string_view range) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("trainer: ", field, " must be ", range, ", got ", value));
+  };
+  if (!(momentum >= 0 && momentum < 1)) return bad("momentum", momentum, "in [0, 1)");
+  if (!(weight_decay >= 0) || !std::isfinite(weight_decay)) {
+    return bad("weight_decay", weight_decay, ">= 0");
+  }
+  if (!(adam_beta1 >= 0 && adam_beta1 < 1)) return bad("adam_beta1", adam_beta1, "in [0, 1)");
+  if (!(adam_beta2 >= 0 && adam_beta2 < 1)) return bad("adam_beta2", adam_beta2, "in [0, 1)");
+  if (!(adam_eps > 0)) return bad("adam_eps", adam_eps, "> 0");
+  if (!(max_grad_norm >= 0) || !std::isfinite(max_grad_norm)) {
+    return bad("max_grad_norm", max_grad_norm, ">= 0");
+  }
+  if (!(value_weight >= 0) || !std::isfinite(value_weight)) {
+    return bad("value_weight", value_weight, ">= 0");
+  }
+  if (intra_op_threads < 0 || intra_op_threads > 1024) {
+    return bad("intra_op_threads", intra_op_threads, "in [0, 1024]");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateBatch(const zerofleet::v1::SampleBatch& batch,
+                           const model::NetworkShape& shape, const std::string& game) {
+  auto bad = [](absl::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat("training batch: ", what));
+  };
+  const int64_t b = batch.batch_size();
+  if (b < 1 || b > (1 << 20)) return bad(absl::StrCat("batch_size ", b, " is not in [1, 2^20]"));
+  if (!game.empty() && !batch.game().empty() && batch.game() != game) {
+    return bad(absl::StrCat("game \"", batch.game(), "\" but the network plays \"", game, "\""));
+  }
+  const auto& ps = batch.plane_shape();
+  if (ps.channels() != shape.input_channels || ps.height() != shape.board_height ||
+      ps.width() != shape.board_width) {
+    return bad(absl::StrCat("planes ", ps.channels(), "x", ps.height(), "x", ps.width(),
+                            " but the network takes ", shape.input_channels, "x",
+                            shape.board_height, "x", shape.board_width));
+  }
+  if (batch.num_actions() != shape.num_actions) {
+    return bad(absl::StrCat(batch.num_actions(), " actions but the network has ",
+                            shape.num_actions));
+  }
+  auto check_size = [&](absl::string_view name, size_t actual, int64_t expected) {
+    if (static_cast<int64_t>(actual) != expected) {
+      return bad(absl::StrCat(name, " has ", actual, " bytes, expected ", expected));
+    }
+    return absl::OkStatus();
+  };
+  ZF_RETURN_IF_ERROR(check_size("planes", batch.planes().size(), b * shape.PlaneSize()));
+  ZF_RETURN_IF_ERROR(check_size("policy", batch.policy().size(), b * shape.num_actions * 4));
+  ZF_RETURN_IF_ERROR(check_size("value", batch.value().size(), b * 4));
+  if (!batch.policy_mask().empty()) {
+    ZF_RETURN_IF_ERROR(check_size("policy_mask", batch.policy_mask().size(), b));
+  }
+  for (size_t i = 0; i < batch.policy().size(); i += 4) {
+    float v;
+    std::memcpy(&v, batch.policy().data() + i, 4);
+    if (!(v >= 0 && v <= 1)) return bad(absl::StrCat("policy entry ", i / 4, " is ", v));
+  }
+  for (int64_t i = 0; i < b; ++i) {
+    float v;
+    std::memcpy(&v, batch.value().data() + 4 * i, 4);
+    if (!(v >= -1 && v <= 1)) return bad(absl::StrCat("value ", i, " is ", v));
+  }
+  return absl::OkStatus();
+}
+
+struct Trainer::Impl {
+  torch::Device device{torch::kCPU};
+  std::shared_ptr<ResidualNetImpl> net;
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+};
+
+Trainer::Trainer(TrainerOptions options, std::unique_ptr<Impl> impl)
+    : options_(std::move(options)), impl_(std::move(impl)) {}
+Trainer::~Trainer() = default;
+
+namespace {
+
+std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const TrainerOptions& o,
+                                                       ResidualNetImpl& net) {
+  if (o.optimizer == OptimizerKind::kAdamW) {
+    return std::make_unique<torch::optim::AdamW>(
+        net.parameters(), torch::optim::AdamWOptions(o.lr.lr)
+                              .betas({o.adam_beta1, o.adam_beta2})
+                              .eps(o.adam_eps)
+                              .weight_decay(o.weight_decay));
+  }
+  return std::make_unique<torch::optim::SGD>(
+      net.parameters(),
+      torch::optim::SGDOptions(o.lr.lr).momentum(o.momentum).weight_decay(o.weight_decay));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const TrainerOptions& options) {
+  ZF_RETURN_IF_ERROR(options.Validate());
+  auto impl = std::make_unique<Impl>();
+  ZF_ASSIGN_OR_RETURN(impl->device, ResolveDevice(options.device));
+  if (options.intra_op_threads > 0) {
+    TorchCall(absl::StatusCode::kInternal, "setting threads", [&] {
+      at::set_num_threads(options.intra_op_threads);
+    }).IgnoreError();
+  }
+  ZF_ASSIGN_OR_RETURN(impl->net, model::internal::CreateNetwork(options.shape, options.seed));
+  ZF_RETURN_IF_ERROR(TorchCall(absl::StatusCode::kInternal, "creating the trainer", [&] {
+    impl->net->to(impl->device);
+    impl->net->train();
+    impl->optimizer = MakeOptimizer(options, *impl->net);
+  }));
+  return std::unique_ptr<Trainer>(new Trainer(options, std::move(impl)));
+}
+
+absl::StatusOr<StepResult> Trainer::Step(const zerofleet::v1::SampleBatch& batch) {
+  return Run(batch, /*update=*/true);
+}
+
+absl::StatusOr<StepResult> Trainer::Evaluate(const zerofleet::v1::SampleBatch& batch) {
+  return Run(batch, /*update=*/false);
+}
+
+absl::StatusOr<StepResult> Trainer::Run(const zerofleet::v1::SampleBatch& batch, bool update) {
+  ZF_RETURN_IF_ERROR(ValidateBatch(batch, options_.shape, options_.game));
+  const int64_t b = batch.batch_size();
+  const model::NetworkShape& s = options_.shape;
+  StepResult result;
+  result.batch_size = static_cast<int>(b);
+  result.learning_rate = LearningRateAt(options_.lr, step_);
+  ZF_RETURN_IF_ERROR(TorchCall(absl::StatusCode::kInternal, "training step", [&] {
+    const torch::Device device = impl_->device;
+    // uint8 to the device (4x fewer bytes than float), converted there.
+    torch::Tensor planes =
+        FromBytes(batch.planes(), {b, s.input_channels, s.board_height, s.board_width},
+                  torch::kUInt8)
+            .to(device);
+    torch::Tensor pi = FromBytes(batch.policy(), {b, s.num_actions}, torch::kFloat).to(device);
+    torch::Tensor z = FromBytes(batch.value(), {b}, torch::kFloat).to(device);
+    torch::Tensor mask = batch.policy_mask().empty()
+                             ? torch::ones({b}, torch::TensorOptions().device(device))
+                             : FromBytes(batch.policy_mask(), {b}, torch::kUInt8)
+                                   .to(device)
+                                   .to(torch::kFloat);
+    torch::Tensor wdl = torch::stack({z.clamp_min(0), 1 - z.abs(), (-z).clamp_min(0)}, 1);
+
+    std::unique_ptr<torch::NoGradGuard> no_grad;
+    if (!update) no_grad = std::make_unique<torch::NoGradGuard>();
+    // Evaluate must not move batch norm's running statistics: momentum 0 would do, but simply
+    // snapshot and restore them.
+    std::vector<torch::Tensor> saved_buffers;
+    if (!update) {
+      for (const auto& buffer : impl_->net->buffers()) saved_buffers.push_back(buffer.clone());
+    }
+    model::internal::NetworkOutput out =
+        model::internal::Forward(*impl_->net, model::internal::PlanesToInput(planes));
+    torch::Tensor policy_rows =
+        -(pi * torch::log_softmax(out.policy_logits, /*dim=*/1)).sum(1);
+    torch::Tensor policy_loss = (policy_rows * mask).sum() / mask.sum().clamp_min(1);
+    torch::Tensor value_loss = -(wdl * torch::log_softmax(out.wdl_logits, 1)).sum(1).mean();
+    torch::Tensor total = policy_loss + options_.value_weight * value_loss;
+    if (update) {
+      impl_->optimizer->zero_grad();
+      total.backward();
+      const auto params = impl_->net->parameters();
+      if (options_.max_grad_norm > 0) {
+        result.grad_norm = torch::nn::utils::clip_grad_norm_(params, options_.max_grad_norm);
+      } else {
+        result.grad_norm = torch::nn::utils::clip_grad_norm_(
+            params, std::numeric_limits<double>::infinity());
+      }
+      for (auto& group : impl_->optimizer->param_groups()) {
+        group.options().set_lr(result.learning_rate);
+      }
+      impl_->optimizer->step();
+    } else {
+      torch::NoGradGuard guard;
+      const auto buffers = impl_->net->buffers();
+      for (size_t i = 0; i < buffers.size(); ++i) buffers[i].copy_(saved_buffers[i]);
+    }
+    result.policy_loss = policy_loss.item<double>();
+    result.value_loss = value_loss.item<double>();
+    result.total_loss = total.item<double>();
+  }));
+  if (update) ++step_;
+  result.step = step_;
+  return result;
+}
+
+absl::StatusOr<model::Checkpoint> Trainer::MakeCheckpoint(int64_t version) const {
+  model::Checkpoint checkpoint;
+  checkpoint.manifest.game = options_.game;
+  checkpoint.manifest.shape = options_.shape;
+  checkpoint.manifest.version = version;
+  checkpoint.manifest.training_step = step_;
+  checkpoint.manifest.torch_version = model::internal::TorchVersion();
+  ZF_ASSIGN_OR_RETURN(checkpoint.weights, model::internal::SerializeWeights(*impl_->net));
+  ZF_ASSIGN_OR_RETURN(
+      checkpoint.optimizer_state,
+      TorchCall(absl::StatusCode::kInternal, "serializing the optimizer state",
+                [&]() -> absl::StatusOr<std::string> {
+                  torch::serialize::OutputArchive archive;
+                  const bool adamw = options_.optimizer == OptimizerKind::kAdamW;
+                  archive.write("kind", torch::tensor(adamw ? kAdamWKind : kSgdKind));
+                  archive.write("trainer_step", torch::tensor(step_));
+                  auto& state = impl_->optimizer->state();
+                  using Map = std::remove_reference_t<decltype(state)>;
+                  for (const auto& item : impl_->net->named_parameters()) {
+                    auto it = state.find(StateKey<Map>(item.value()));
+                    if (it == state.end()) continue;
+                    const std::string& name = item.key();
+                    if (adamw) {
+                      auto& st = static_cast<torch::optim::AdamWParamState&>(*it->second);
+                      archive.write(name + "/step", torch::tensor(st.step()));
+                      archive.write(name + "/exp_avg", st.exp_avg().cpu(), /*is_buffer=*/true);
+                      archive.write(name + "/exp_avg_sq", st.exp_avg_sq().cpu(), true);
+                    } else {
+                      auto& st = static_cast<torch::optim::SGDParamState&>(*it->second);
+                      if (!st.momentum_buffer().defined()) continue;
+                      archive.write(name + "/momentum_buffer", st.momentum_buffer().cpu(), true);
+                    }
+                  }
+                  std::ostringstream out;
+                  archive.save_to(out);
+                  return out.str();
+                }));
+  return checkpoint;
+}
+
+absl::Status Trainer::Restore(const model::Checkpoint& checkpoint) {
+  const model::CheckpointManifest& m = checkpoint.manifest;
+  if (m.shape != options_.shape) {
+    return absl::InvalidArgumentError(absl::StrCat("checkpoint network ", m.shape.DebugString(),
+                                                   " differs from the trainer's ",
+                                                   options_.shape.DebugString()));
+  }
+  if (!options_.game.empty() && m.game != options_.game) {
+    return absl::InvalidArgumentError(absl::StrCat("checkpoint plays \"", m.game,
+                                                   "\", the trainer \"", options_.game, "\""));
+  }
+  // Everything is loaded aside first, so that an error leaves the trainer unchanged.
+  ZF_ASSIGN_OR_RETURN(std::shared_ptr<ResidualNetImpl> loaded,
+                      model::internal::CreateNetwork(options_.shape, options_.seed));
+  ZF_RETURN_IF_ERROR(model::internal::LoadWeights(checkpoint.weights, "checkpoint", *loaded));
+  const bool adamw = options_.optimizer == OptimizerKind::kAdamW;
+  struct ParamState {
+    torch::Tensor p;  // the live parameter
+    int64_t step = 0;
+    torch::Tensor a, b;
+  };
+  std::vector<ParamState> states;
+  bool have_optimizer_state = false;
+  if (!checkpoint.optimizer_state.empty()) {
+    ZF_RETURN_IF_ERROR(TorchCall(absl::StatusCode::kDataLoss, "reading the optimizer state", [&] {
+      torch::serialize::InputArchive archive;
+      archive.load_from(checkpoint.optimizer_state.data(), checkpoint.optimizer_state.size(),
+                        torch::Device(torch::kCPU));
+      torch::Tensor kind;
+      archive.read("kind", kind);
+      if (kind.item<int64_t>() != (adamw ? kAdamWKind : kSgdKind)) return;  // other optimizer
+      have_optimizer_state = true;
+      for (const auto& item : impl_->net->named_parameters()) {
+        const std::string& name = item.key();
+        ParamState st;
+        st.p = item.value();
+        if (adamw) {
+          torch::Tensor step;
+          if (!archive.try_read(name + "/step", step)) continue;
+          st.step = step.item<int64_t>();
+          archive.read(name + "/exp_avg", st.a, /*is_buffer=*/true);
+          archive.read(name + "/exp_avg_sq", st.b, true);
+        } else {
+          if (!archive.try_read(name + "/momentum_buffer", st.a, true)) continue;
+        }
+        TORCH_CHECK(st.a.sizes() == st.p.sizes(), "optimizer state of ", name, " has shape ",
+                    st.a.sizes(), ", the parameter ", st.p.sizes());
+        states.push_back(std::move(st));
+      }
+    }));
+  }
+  return TorchCall(absl::StatusCode::kInternal, "restoring the trainer", [&] {
+    {
+      torch::NoGradGuard no_grad;
+      auto src_params = loaded->parameters();
+      auto dst_params = impl_->net->parameters();
+      for (size_t i = 0; i < dst_params.size(); ++i) dst_params[i].copy_(src_params[i]);
+      auto src_buffers = loaded->buffers();
+      auto dst_buffers = impl_->net->buffers();
+      for (size_t i = 0; i < dst_buffers.size(); ++i) dst_buffers[i].copy_(src_buffers[i]);
+    }
+    impl_->optimizer = MakeOptimizer(options_, *impl_->net);
+    if (have_optimizer_state) {
+      auto& state = impl_->optimizer->state();
+      using Map = std::remove_reference_t<decltype(state)>;
+      const torch::Device device = impl_->device;
+      for (ParamState& st : states) {
+        if (adamw) {
+          auto s = std::make_unique<torch::optim::AdamWParamState>();
+          s->step(st.step);
+          s->exp_avg(st.a.to(device));
+          s->exp_avg_sq(st.b.to(device));
+          state[StateKey<Map>(st.p)] = std::move(s);
+        } else {
+          auto s = std::make_unique<torch::optim::SGDParamState>();
+          s->momentum_buffer(st.a.to(device));
+          state[StateKey<Map>(st.p)] = std::move(s);
+        }
+      }
+    }
+    step_ = m.training_step;
+  });
+}
+
+}  // namespace zf::learner

@@ -1,0 +1,176 @@
+#include "learner/trainer.h"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "common/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "learner/lr_schedule.h"
+#include "learner/testing/batches.h"
+
+namespace zf::learner {
+namespace {
+
+using testing::MakeBatch;
+using testing::TinyShape;
+
+TrainerOptions Options(OptimizerKind kind = OptimizerKind::kSgd) {
+  TrainerOptions o;
+  o.game = "tiny";
+  o.shape = TinyShape();
+  o.seed = 7;
+  o.optimizer = kind;
+  o.lr.lr = kind == OptimizerKind::kSgd ? 0.05 : 0.01;
+  o.intra_op_threads = 1;
+  return o;
+}
+
+TEST(LrScheduleTest, WarmupStepAndCosine) {
+  LrSchedule s;
+  s.lr = 1.0;
+  s.warmup_steps = 4;
+  EXPECT_DOUBLE_EQ(LearningRateAt(s, 0), 0.25);
+  EXPECT_DOUBLE_EQ(LearningRateAt(s, 3), 1.0);
+  EXPECT_DOUBLE_EQ(LearningRateAt(s, 100), 1.0);
+  s.kind = LrScheduleKind::kStep;
+  s.step_every = 10;
+  s.gamma = 0.5;
+  EXPECT_DOUBLE_EQ(LearningRateAt(s, 13), 1.0);
+  EXPECT_DOUBLE_EQ(LearningRateAt(s, 14), 0.5);
+  EXPECT_DOUBLE_EQ(LearningRateAt(s, 34), 0.125);
+  s.kind = LrScheduleKind::kCosine;
+  s.total_steps = 14;
+  s.min_fraction = 0.1;
+  EXPECT_DOUBLE_EQ(LearningRateAt(s, 4), 1.0);
+  EXPECT_NEAR(LearningRateAt(s, 9), 0.55, 1e-12);
+  EXPECT_NEAR(LearningRateAt(s, 14), 0.1, 1e-12);
+  EXPECT_NEAR(LearningRateAt(s, 1000), 0.1, 1e-12);
+  s.total_steps = 4;
+  EXPECT_EQ(s.Validate().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(TrainerTest, StepsReduceTheLoss) {
+  for (OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kAdamW}) {
+    ASSERT_OK_AND_ASSIGN(auto trainer, Trainer::Create(Options(kind)));
+    const auto batch = MakeBatch(TinyShape(), 64, /*seed=*/1);
+    ASSERT_OK_AND_ASSIGN(StepResult before, trainer->Evaluate(batch));
+    for (int i = 0; i < 40; ++i) ASSERT_OK(trainer->Step(batch).status());
+    ASSERT_OK_AND_ASSIGN(StepResult after, trainer->Evaluate(batch));
+    EXPECT_EQ(trainer->step(), 40);
+    EXPECT_LT(after.total_loss, 0.7 * before.total_loss) << static_cast<int>(kind);
+    EXPECT_LT(after.policy_loss, before.policy_loss);
+    EXPECT_LT(after.value_loss, before.value_loss);
+    EXPECT_NEAR(after.total_loss, after.policy_loss + after.value_loss, 1e-5);
+  }
+}
+
+TEST(TrainerTest, LearnsAOneHotPolicy) {
+  ASSERT_OK_AND_ASSIGN(auto trainer, Trainer::Create(Options(OptimizerKind::kAdamW)));
+  for (int i = 0; i < 150; ++i) {
+    ASSERT_OK(trainer->Step(MakeBatch(TinyShape(), 32, 100 + i, /*policy_action=*/4)).status());
+  }
+  ASSERT_OK_AND_ASSIGN(StepResult r,
+                          trainer->Evaluate(MakeBatch(TinyShape(), 64, 9999, /*policy_action=*/4)));
+  // Cross-entropy against a one-hot target is -log p(target): p > 0.9 on unseen positions.
+  EXPECT_LT(r.policy_loss, -std::log(0.9));
+}
+
+TEST(TrainerTest, MaskedRowsAreNoPolicyTargets) {
+  ASSERT_OK_AND_ASSIGN(auto trainer, Trainer::Create(Options()));
+  auto batch = MakeBatch(TinyShape(), 8, 3);
+  batch.set_policy_mask(std::string(8, '\0'));
+  ASSERT_OK_AND_ASSIGN(StepResult r, trainer->Evaluate(batch));
+  EXPECT_EQ(r.policy_loss, 0.0);
+  EXPECT_GT(r.value_loss, 0.0);
+}
+
+class ResumeTest : public ::testing::TestWithParam<OptimizerKind> {};
+
+TEST_P(ResumeTest, CheckpointAndResumeGiveTheSameNextStep) {
+  ASSERT_OK_AND_ASSIGN(auto a, Trainer::Create(Options(GetParam())));
+  for (int i = 0; i < 3; ++i) ASSERT_OK(a->Step(MakeBatch(TinyShape(), 16, i)).status());
+  ASSERT_OK_AND_ASSIGN(model::Checkpoint checkpoint, a->MakeCheckpoint(/*version=*/5));
+  EXPECT_EQ(checkpoint.manifest.training_step, 3);
+  EXPECT_FALSE(checkpoint.optimizer_state.empty());
+  const auto next = MakeBatch(TinyShape(), 16, 42);
+  ASSERT_OK_AND_ASSIGN(StepResult expected, a->Step(next));
+  ASSERT_OK_AND_ASSIGN(StepResult expected2, a->Step(next));
+
+  TrainerOptions other = Options(GetParam());
+  other.seed = 12345;  // different initial weights: everything must come from the checkpoint
+  ASSERT_OK_AND_ASSIGN(auto b, Trainer::Create(other));
+  ASSERT_OK(b->Restore(checkpoint));
+  EXPECT_EQ(b->step(), 3);
+  ASSERT_OK_AND_ASSIGN(StepResult got, b->Step(next));
+  ASSERT_OK_AND_ASSIGN(StepResult got2, b->Step(next));
+  EXPECT_EQ(got.step, expected.step);
+  EXPECT_DOUBLE_EQ(got.total_loss, expected.total_loss);
+  EXPECT_DOUBLE_EQ(got.learning_rate, expected.learning_rate);
+  // The second step depends on the first update, hence on the restored optimizer state.
+  EXPECT_DOUBLE_EQ(got2.total_loss, expected2.total_loss);
+  EXPECT_DOUBLE_EQ(got2.policy_loss, expected2.policy_loss);
+
+  // Without the optimizer state the second step differs: the test can tell.
+  model::Checkpoint weights_only = checkpoint;
+  weights_only.optimizer_state.clear();
+  ASSERT_OK_AND_ASSIGN(auto c, Trainer::Create(other));
+  ASSERT_OK(c->Restore(weights_only));
+  ASSERT_OK_AND_ASSIGN(StepResult c1, c->Step(next));
+  ASSERT_OK_AND_ASSIGN(StepResult c2, c->Step(next));
+  EXPECT_DOUBLE_EQ(c1.total_loss, expected.total_loss);
+  EXPECT_NE(c2.total_loss, expected2.total_loss);
+}
+
+INSTANTIATE_TEST_SUITE_P(Optimizers, ResumeTest,
+                         ::testing::Values(OptimizerKind::kSgd, OptimizerKind::kAdamW));
+
+TEST(TrainerTest, RestoreRefusesAnotherShape) {
+  ASSERT_OK_AND_ASSIGN(auto a, Trainer::Create(Options()));
+  ASSERT_OK_AND_ASSIGN(model::Checkpoint checkpoint, a->MakeCheckpoint(1));
+  TrainerOptions wider = Options();
+  wider.shape.filters = 16;
+  ASSERT_OK_AND_ASSIGN(auto b, Trainer::Create(wider));
+  EXPECT_EQ(b->Restore(checkpoint).code(), absl::StatusCode::kInvalidArgument);
+  checkpoint.weights = "garbage";
+  EXPECT_EQ(a->Restore(checkpoint).code(), absl::StatusCode::kDataLoss);
+}
+
+TEST(TrainerTest, BadBatchesAreInvalidArgument) {
+  ASSERT_OK_AND_ASSIGN(auto trainer, Trainer::Create(Options()));
+  const auto good = MakeBatch(TinyShape(), 4, 1);
+  auto wrong_shape = good;
+  wrong_shape.mutable_plane_shape()->set_height(4);
+  auto short_planes = good;
+  short_planes.mutable_planes()->pop_back();
+  auto wrong_actions = good;
+  wrong_actions.set_num_actions(10);
+  auto nan_value = good;
+  const float nan = std::nanf("");
+  std::memcpy(nan_value.mutable_value()->data(), &nan, 4);
+  auto wrong_game = good;
+  wrong_game.set_game("chess");
+  auto empty = good;
+  empty.set_batch_size(0);
+  for (const auto* bad : {&wrong_shape, &short_planes, &wrong_actions, &nan_value, &wrong_game,
+                          &empty}) {
+    absl::StatusOr<StepResult> r = trainer->Step(*bad);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+  }
+  EXPECT_EQ(trainer->step(), 0);
+  EXPECT_OK(trainer->Step(good).status());
+}
+
+TEST(TrainerTest, OptionsAreValidated) {
+  TrainerOptions o = Options();
+  o.momentum = 1.0;
+  EXPECT_EQ(Trainer::Create(o).status().code(), absl::StatusCode::kInvalidArgument);
+  o = Options();
+  o.device = "tpu";
+  EXPECT_EQ(Trainer::Create(o).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseOptimizerKind("adam").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace zf::learner
