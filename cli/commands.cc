@@ -1,6 +1,7 @@
 // The table of `zf` subcommands. Each group lives in cli/commands/.
 #include "cli/command.h"
 #include "cli/commands/game_commands.h"
+#include "cli/commands/gtp_commands.h"
 #include "cli/commands/inference_commands.h"
 #include "cli/commands/model_commands.h"
 #include "cli/commands/player_commands.h"
@@ -16,6 +17,7 @@ const std::vector<Command>& Commands() {
     for (Command& c : ModelCommands()) all->push_back(std::move(c));
     for (Command& c : InferenceCommands()) all->push_back(std::move(c));
     for (Command& c : ReplayCommands()) all->push_back(std::move(c));
+    for (Command& c : GtpCommands()) all->push_back(std::move(c));
     return all;
   }();
   return *commands;
