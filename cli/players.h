@@ -8,7 +8,9 @@
 //   perfect             tic-tac-toe only: an exact solver picking among optimal moves at random
 //   gnugo:LEVEL         Go only: GNU Go (LEVEL 0..10) run as a GTP subprocess with the same
 //                       rules (--chinese-rules --positional-superko --forbid-suicide) and the
-//                       game's komi and board size; it may resign (kResignAction)
+//                       game's komi and board size, and --capture-all-dead (it removes dead
+//                       stones before passing, as area scoring of the board as it stands
+//                       needs); it may resign (kResignAction)
 //
 // SIMS is 1..1,000,000. Thread-compatible: one player per thread.
 #pragma once
@@ -173,7 +175,7 @@ class GnuGoPlayer final : public Player<games::Go> {
         std::unique_ptr<gtp::GtpClient> client,
         gtp::GtpClient::Create({.argv = {binary, "--mode", "gtp", "--level", absl::StrCat(level),
                                          "--chinese-rules", "--positional-superko",
-                                         "--forbid-suicide", "--komi",
+                                         "--forbid-suicide", "--capture-all-dead", "--komi",
                                          absl::StrCat(start.Komi()), "--boardsize",
                                          absl::StrCat(start.Size())}}));
     ZF_RETURN_IF_ERROR(client->Send(absl::StrCat("boardsize ", start.Size())).status());

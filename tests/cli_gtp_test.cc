@@ -1,5 +1,7 @@
 // `zf gtp` and `zf analyze` as GTP programs, scripts and GNU Go see them, and GNU Go as a `zf
 // match` player (gnugo:LEVEL).
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -7,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -228,6 +231,27 @@ TEST(CliGtpTest, MatchAgainstGnuGoPlaysCompleteGames) {
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_THAT(r.stdout_text, ContainsRegex("game 1: p1 plays first, (win|loss|draw) for p1"));
   EXPECT_THAT(r.stdout_text, ContainsRegex("game 2: p1 plays second, (win|loss|draw) for p1"));
+  EXPECT_THAT(r.stdout_text, HasSubstr("over 2 games"));
+}
+
+// The acceptance check, on a small board: a network player against GNU Go plays complete
+// games (each ends by two passes, the length cap or a resignation).
+TEST(CliGtpTest, NetworkPlayerAgainstGnuGoPlaysCompleteGames) {
+  const std::string ckpt = ::testing::TempDir() + "/cli_gtp_go5_" +
+                           std::to_string(::getpid()) + ".zfckpt";
+  ProcessResult r = Zf({"checkpoint", "new", "--game", "go:5", "--out", ckpt, "--blocks", "1",
+                        "--filters", "8", "--seed", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  r = Zf({"match", "--game", "go:5", "--p1", "net:" + ckpt + ":8", "--p2", "gnugo:1", "--games",
+          "2", "--seed", "1"});
+  std::remove(ckpt.c_str());
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  for (absl::string_view line : absl::StrSplit(r.stdout_text, '\n', absl::SkipEmpty())) {
+    if (!absl::StartsWith(line, "game ")) continue;
+    EXPECT_TRUE(absl::EndsWith(line, ",pass,pass") || absl::EndsWith(line, ",resign") ||
+                absl::StrContains(line, "in 50 moves"))
+        << line;
+  }
   EXPECT_THAT(r.stdout_text, HasSubstr("over 2 games"));
 }
 
