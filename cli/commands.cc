@@ -2,6 +2,7 @@
 #include "cli/command.h"
 #include "cli/commands/actor_commands.h"
 #include "cli/commands/game_commands.h"
+#include "cli/commands/gtp_commands.h"
 #include "cli/commands/inference_commands.h"
 #include "cli/commands/learner_commands.h"
 #include "cli/commands/model_commands.h"
@@ -20,6 +21,7 @@ const std::vector<Command>& Commands() {
     for (Command& c : ReplayCommands()) all->push_back(std::move(c));
     for (Command& c : ActorCommands()) all->push_back(std::move(c));
     for (Command& c : LearnerCommands()) all->push_back(std::move(c));
+    for (Command& c : GtpCommands()) all->push_back(std::move(c));
     return all;
   }();
   return *commands;

@@ -6,12 +6,18 @@
 //   net:CHECKPOINT:SIMS MCTS with SIMS simulations over a network checkpoint (LocalEvaluator,
 //                       CPU, one LibTorch thread); CHECKPOINT may itself contain ':'
 //   perfect             tic-tac-toe only: an exact solver picking among optimal moves at random
+//   gnugo:LEVEL         Go only: GNU Go (LEVEL 0..10) run as a GTP subprocess with the same
+//                       rules (--chinese-rules --positional-superko --forbid-suicide) and the
+//                       game's komi and board size, and --capture-all-dead (it removes dead
+//                       stones before passing, as area scoring of the board as it stands
+//                       needs); it may resign (kResignAction)
 //
 // SIMS is 1..1,000,000. Thread-compatible: one player per thread.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -25,6 +31,9 @@
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
 #include "games/game.h"
+#include "games/go/go.h"
+#include "gtp/gtp_client.h"
+#include "gtp/vertex.h"
 #include "games/tictactoe/tictactoe.h"
 #include "model/game_network.h"
 #include "model/inference_session.h"
@@ -37,15 +46,30 @@
 
 namespace zf::cli {
 
+// What ChooseAction returns for a player that resigns (only gnugo:LEVEL does): the game ends
+// with a loss for the player to move. `zf match` and `zf play` score it so; `zf gtp` answers
+// "resign".
+inline constexpr int kResignAction = -1;
+
+// The statistics of a player's last search, for `zf analyze`.
+struct SearchReport {
+  float value = 0.0f;  // the root's mean value for the player to move, in [-1, 1]
+  int root_visits = 0;
+  std::vector<search::ChildStats> children;  // legal actions, increasing
+};
+
 template <games::Game G>
 class Player {
  public:
   virtual ~Player() = default;
   // Chooses a move in the non-terminal position `game`.
-  // Returns: a legal action; an evaluator's error (e.g. Internal) otherwise.
+  // Returns: a legal action, or kResignAction from a player that can resign; an evaluator's
+  // or engine's error (e.g. Internal, Unavailable) otherwise.
   virtual absl::StatusOr<int> ChooseAction(const G& game) = 0;
   // What the last ChooseAction considered, for people watching (empty if nothing to say).
   virtual std::string Thinking(const G& game) const { return ""; }
+  // The last ChooseAction's search statistics; nullopt for players that do not search.
+  virtual std::optional<SearchReport> LastSearch() const { return std::nullopt; }
 };
 
 template <games::Game G>
@@ -119,6 +143,10 @@ class MctsPlayer final : public Player<G> {
     return out;
   }
 
+  std::optional<SearchReport> LastSearch() const override {
+    return SearchReport{mcts_->RootValue(), mcts_->RootVisits(), mcts_->RootChildren()};
+  }
+
  private:
   MctsPlayer(std::unique_ptr<search::Mcts<G>> mcts,
              std::unique_ptr<search::Evaluator<G>> evaluator, int batch_size)
@@ -127,6 +155,94 @@ class MctsPlayer final : public Player<G> {
   std::unique_ptr<search::Mcts<G>> mcts_;
   std::unique_ptr<search::Evaluator<G>> evaluator_;
   int batch_size_;
+};
+
+
+// GNU Go as a player: a GTP subprocess told every move. The player follows one game at a time,
+// played move by move from the empty board: at each ChooseAction it finds the opponent's move
+// since its own last one (or starts over at an empty board), tells GNU Go, and asks genmove.
+class GnuGoPlayer final : public Player<games::Go> {
+ public:
+  // Starts GNU Go at `level` (0..10) for games like `start` (its size and komi).
+  // Returns: the player; InvalidArgument for a bad level; NotFound without GNU Go; Internal if
+  // it cannot start; Unavailable or FailedPrecondition if it rejects the board size or komi.
+  static absl::StatusOr<std::unique_ptr<GnuGoPlayer>> Create(const games::Go& start, int level) {
+    if (level < 0 || level > 10) {
+      return absl::InvalidArgumentError(absl::StrCat("gnugo level must be in 0..10, got ", level));
+    }
+    ZF_ASSIGN_OR_RETURN(std::string binary, gtp::FindGnuGo());
+    ZF_ASSIGN_OR_RETURN(
+        std::unique_ptr<gtp::GtpClient> client,
+        gtp::GtpClient::Create({.argv = {binary, "--mode", "gtp", "--level", absl::StrCat(level),
+                                         "--chinese-rules", "--positional-superko",
+                                         "--forbid-suicide", "--capture-all-dead", "--komi",
+                                         absl::StrCat(start.Komi()), "--boardsize",
+                                         absl::StrCat(start.Size())}}));
+    ZF_RETURN_IF_ERROR(client->Send(absl::StrCat("boardsize ", start.Size())).status());
+    ZF_RETURN_IF_ERROR(client->Send(absl::StrCat("komi ", start.Komi())).status());
+    return std::unique_ptr<GnuGoPlayer>(new GnuGoPlayer(start, std::move(client)));
+  }
+
+  // Returns: GNU Go's move or kResignAction; FailedPrecondition for a position not reached
+  // from the previous one by one move (or from the empty board); Internal if GNU Go plays
+  // what these rules call illegal; Unavailable if GNU Go died.
+  absl::StatusOr<int> ChooseAction(const games::Go& game) override {
+    ZF_RETURN_IF_ERROR(CatchUp(game));
+    const char* color = game.ToPlay() == 0 ? "black" : "white";
+    ZF_ASSIGN_OR_RETURN(std::string reply, client_->Send(absl::StrCat("genmove ", color)));
+    last_reply_ = reply;
+    if (absl::EqualsIgnoreCase(reply, "resign")) return kResignAction;
+    absl::StatusOr<int> action = gtp::ParseVertex(game, reply);
+    if (!action.ok() || !game.IsLegal(*action)) {
+      return absl::InternalError(absl::StrCat("GNU Go played \"", reply,
+                                              "\", which is illegal here"));
+    }
+    known_ = game;
+    known_.Apply(*action);
+    return *action;
+  }
+
+  std::string Thinking(const games::Go& game) const override {
+    return absl::StrCat("GNU Go says ", last_reply_);
+  }
+
+ private:
+  GnuGoPlayer(const games::Go& start, std::unique_ptr<gtp::GtpClient> client)
+      : empty_(start), known_(start), client_(std::move(client)) {}
+
+  static bool SamePosition(const games::Go& a, const games::Go& b) {
+    return a.NumMoves() == b.NumMoves() && a.BoardHash() == b.BoardHash() &&
+           a.ConsecutivePasses() == b.ConsecutivePasses();
+  }
+
+  // Brings GNU Go to `game`: from known_ by one move, or from the empty board by 0 or 1.
+  absl::Status CatchUp(const games::Go& game) {
+    if (game.NumMoves() <= 1 || game.NumMoves() != known_.NumMoves() + 1) {
+      ZF_RETURN_IF_ERROR(client_->Send("clear_board").status());
+      known_ = empty_;
+    }
+    if (SamePosition(game, known_)) return absl::OkStatus();
+    known_.LegalActions(&legal_);
+    for (int action : legal_) {
+      games::Go next = known_;
+      next.Apply(action);
+      if (!SamePosition(next, game)) continue;
+      const char* color = known_.ToPlay() == 0 ? "black" : "white";
+      ZF_RETURN_IF_ERROR(
+          client_->Send(absl::StrCat("play ", color, " ", gtp::VertexOf(known_, action)))
+              .status());
+      known_ = next;
+      return absl::OkStatus();
+    }
+    return absl::FailedPreconditionError(
+        "gnugo: the position was not reached move by move from the empty board");
+  }
+
+  games::Go empty_;
+  games::Go known_;  // the position GNU Go has
+  std::unique_ptr<gtp::GtpClient> client_;
+  std::vector<int> legal_;
+  std::string last_reply_;
 };
 
 namespace internal {
@@ -144,7 +260,7 @@ inline absl::StatusOr<int> ParseSimulations(absl::string_view spec, absl::string
 
 inline constexpr char kPlayerSpecHelp[] =
     "random, mcts:SIMS (random rollouts), uniform:SIMS, net:CHECKPOINT:SIMS, perfect "
-    "(tictactoe)";
+    "(tictactoe), gnugo:LEVEL (go, LEVEL 0..10)";
 
 namespace internal {
 template <games::Game G>
@@ -182,6 +298,20 @@ absl::StatusOr<std::unique_ptr<Player<G>>> MakePlayerImpl(absl::string_view spec
   }
   size_t colon = spec.find(':');
   absl::string_view kind = spec.substr(0, colon);
+  if (kind == "gnugo" && colon != absl::string_view::npos) {
+    if constexpr (std::is_same_v<G, games::Go>) {
+      int level = -1;
+      if (!absl::SimpleAtoi(spec.substr(colon + 1), &level) || level < 0 || level > 10) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "player \"", spec, "\": the level must be a number in 0..10"));
+      }
+      ZF_ASSIGN_OR_RETURN(std::unique_ptr<GnuGoPlayer> player, GnuGoPlayer::Create(start, level));
+      return std::unique_ptr<Player<G>>(std::move(player));
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("player \"", spec, "\" is only available for go, not ", start.Name()));
+    }
+  }
   if (colon == absl::string_view::npos || (kind != "mcts" && kind != "uniform" && kind != "net")) {
     return absl::InvalidArgumentError(
         absl::StrCat("unknown player \"", spec, "\"; players: ", kPlayerSpecHelp));

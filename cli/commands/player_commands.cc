@@ -29,7 +29,7 @@
 #include "search/throughput.h"
 
 ABSL_FLAG(std::string, p1, "", "match: the first player's spec (random, mcts:SIMS, uniform:SIMS, "
-                               "net:CHECKPOINT:SIMS, perfect)");
+                               "net:CHECKPOINT:SIMS, perfect, gnugo:LEVEL)");
 ABSL_FLAG(std::string, p2, "", "match: the second player's spec");
 ABSL_FLAG(int, games, 10, "match: number of games, colours alternating (1..100000)");
 ABSL_FLAG(bool, verbose, false, "match: print every move, the board and the players' thinking");
@@ -81,8 +81,14 @@ absl::Status RunMatch(const std::vector<std::string>& args) {
       Player<G>* seats[2] = {p1_seat == 0 ? p1.get() : p2.get(), p1_seat == 0 ? p2.get() : p1.get()};
       G game = start;
       std::vector<std::string> moves;
+      int resigned = -1;  // the seat that resigned, if one did
       while (!game.IsTerminal()) {
         ZF_ASSIGN_OR_RETURN(int action, seats[game.ToPlay()]->ChooseAction(game));
+        if (action == kResignAction) {
+          resigned = game.ToPlay();
+          moves.push_back("resign");
+          break;
+        }
         if (!game.IsLegal(action)) {
           return absl::InternalError(absl::StrCat("player chose illegal action ", action));
         }
@@ -96,7 +102,13 @@ absl::Status RunMatch(const std::vector<std::string>& args) {
         game.Apply(action);
         if (verbose && !json) std::cout << game.ToString() << std::endl;
       }
-      games::Returns r = game.Returns();
+      games::Returns r = {0.0f, 0.0f};
+      if (resigned >= 0) {
+        r[resigned] = -1.0f;
+        r[1 - resigned] = 1.0f;
+      } else {
+        r = game.Returns();
+      }
       float p1_return = r[p1_seat];
       if (p1_return > 0) ++wins;
       else if (p1_return < 0) ++losses;
@@ -143,6 +155,10 @@ absl::Status RunPlay(const std::vector<std::string>& args) {
       int action = -1;
       if (game.ToPlay() == engine_seat) {
         ZF_ASSIGN_OR_RETURN(action, engine->ChooseAction(game));
+        if (action == kResignAction) {
+          std::cout << "engine resigns. You win.\n";
+          return absl::OkStatus();
+        }
         std::string thinking = engine->Thinking(game);
         std::cout << "engine plays " << game.ActionToString(action) << "\n";
         if (!thinking.empty()) std::cout << "  (" << thinking << ")\n";

@@ -4,17 +4,8 @@
 // (`all_legal`) and the stones (`list_stones`) must agree, and at the end zerofleet's area score
 // must equal the area score counted here from GNU Go's stones (not GNU Go's final_score, which
 // guesses dead stones).
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <random>
 #include <set>
@@ -28,103 +19,13 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "games/go/go.h"
+#include "gtp/gtp_client.h"
 #include "gtest/gtest.h"
-
-extern char** environ;
 
 namespace zf::games {
 namespace {
 
-// GNU Go's binary: on Debian it lives in /usr/games, which is often not on PATH.
-std::string FindGnuGo() {
-  std::vector<std::string> dirs;
-  if (const char* path = std::getenv("PATH")) dirs = absl::StrSplit(path, ':', absl::SkipEmpty());
-  dirs.push_back("/usr/games");
-  for (const std::string& dir : dirs) {
-    const std::string candidate = dir + "/gnugo";
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return "";
-}
-
-// A GTP engine subprocess spoken to over two pipes, one command at a time. Test code; one
-// thread. The destructor sends "quit", closes the pipes and reaps the child (SIGKILL if it
-// does not exit).
-class GtpPipe {
- public:
-  static absl::StatusOr<std::unique_ptr<GtpPipe>> Start(const std::vector<std::string>& argv) {
-    int to_child[2];
-    int from_child[2];
-    if (pipe2(to_child, O_CLOEXEC) != 0 || pipe2(from_child, O_CLOEXEC) != 0) {
-      return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
-    }
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, to_child[0], STDIN_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, from_child[1], STDOUT_FILENO);
-    std::vector<char*> args;
-    for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-    args.push_back(nullptr);
-    pid_t pid = 0;
-    const int rc = posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    close(to_child[0]);
-    close(from_child[1]);
-    if (rc != 0) {
-      close(to_child[1]);
-      close(from_child[0]);
-      return absl::InternalError(absl::StrCat("posix_spawn ", argv[0], ": ", std::strerror(rc)));
-    }
-    auto gtp = std::unique_ptr<GtpPipe>(new GtpPipe());
-    gtp->pid_ = pid;
-    gtp->in_ = fdopen(to_child[1], "w");
-    gtp->out_ = fdopen(from_child[0], "r");
-    return gtp;
-  }
-
-  ~GtpPipe() {
-    if (in_ != nullptr) {
-      std::fputs("quit\n", in_);
-      std::fclose(in_);
-    }
-    if (out_ != nullptr) std::fclose(out_);
-    if (pid_ > 0) {
-      int status = 0;
-      for (int i = 0; i < 100; ++i) {
-        if (waitpid(pid_, &status, WNOHANG) == pid_) return;
-        usleep(10000);
-      }
-      kill(pid_, SIGKILL);
-      waitpid(pid_, &status, 0);
-    }
-  }
-
-  // Sends one command and returns the reply's text after "= ".
-  // Returns: FailedPrecondition with the engine's error text for a "?" reply; Unavailable if
-  // the engine closed its output.
-  absl::StatusOr<std::string> Send(const std::string& command) {
-    std::fputs((command + "\n").c_str(), in_);
-    std::fflush(in_);
-    std::string reply;
-    char line[8192];
-    while (true) {
-      if (std::fgets(line, sizeof(line), out_) == nullptr) {
-        return absl::UnavailableError(absl::StrCat("GTP engine closed after \"", command, "\""));
-      }
-      if (line[0] == '\n' && !reply.empty()) break;  // a reply ends with an empty line
-      reply += line;
-    }
-    absl::string_view text = absl::StripTrailingAsciiWhitespace(reply);
-    if (absl::ConsumePrefix(&text, "=")) return std::string(absl::StripAsciiWhitespace(text));
-    return absl::FailedPreconditionError(absl::StrCat(command, ": ", text));
-  }
-
- private:
-  GtpPipe() = default;
-  pid_t pid_ = -1;
-  FILE* in_ = nullptr;
-  FILE* out_ = nullptr;
-};
+using GtpPipe = gtp::GtpClient;
 
 // Vertices in a GTP reply, as action numbers of `game`.
 std::set<int> ParseVertices(const Go& game, const std::string& text) {
@@ -239,12 +140,10 @@ void PlayAgainstGnuGo(GtpPipe* gtp, int n, float komi, int num_games, uint32_t s
 }
 
 TEST(GnuGoTest, RandomGamesAgreeWithGnuGo) {
-  const std::string gnugo = FindGnuGo();
-  ASSERT_FALSE(gnugo.empty())
-      << "GNU Go not found on PATH or in /usr/games: install the Debian package `gnugo` "
-         "(scripts/bootstrap does)";
-  absl::StatusOr<std::unique_ptr<GtpPipe>> gtp = GtpPipe::Start(
-      {gnugo, "--mode", "gtp", "--chinese-rules", "--positional-superko", "--forbid-suicide"});
+  const absl::StatusOr<std::string> gnugo = gtp::FindGnuGo();
+  ASSERT_TRUE(gnugo.ok()) << gnugo.status() << " (scripts/bootstrap installs it)";
+  absl::StatusOr<std::unique_ptr<GtpPipe>> gtp = GtpPipe::Create({.argv = {
+      *gnugo, "--mode", "gtp", "--chinese-rules", "--positional-superko", "--forbid-suicide"}});
   ASSERT_TRUE(gtp.ok()) << gtp.status();
   const absl::StatusOr<std::string> version = (*gtp)->Send("protocol_version");
   ASSERT_TRUE(version.ok()) << version.status();

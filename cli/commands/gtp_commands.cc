@@ -1,0 +1,181 @@
+// `zf gtp` and `zf analyze`.
+#include "cli/commands/gtp_commands.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "cli/common_flags.h"
+#include "cli/gtp/gtp_engine.h"
+#include "cli/json.h"
+#include "cli/players.h"
+#include "common/status_macros.h"
+#include "games/registry.h"
+#include "gtp/vertex.h"
+
+ABSL_FLAG(std::string, player, "mcts:800",
+          "gtp, analyze: the player's spec (random, mcts:SIMS, uniform:SIMS, net:CHECKPOINT:SIMS, "
+          "perfect, gnugo:LEVEL)");
+// Defined in game_commands.cc (`zf position`, `zf perft`).
+ABSL_DECLARE_FLAG(std::string, moves);
+
+namespace zf::cli {
+namespace {
+
+uint64_t SeedFromFlag() {
+  uint64_t seed = absl::GetFlag(FLAGS_seed);
+  return seed != 0 ? seed : static_cast<uint64_t>(absl::ToUnixNanos(absl::Now()));
+}
+
+absl::Status NoArgs(const std::vector<std::string>& args) {
+  if (args.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("unexpected argument \"", args[0], "\""));
+}
+
+absl::Status RunGtp(const std::vector<std::string>& args) {
+  ZF_RETURN_IF_ERROR(NoArgs(args));
+  ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
+  const std::string spec = absl::GetFlag(FLAGS_player);
+  const uint64_t seed = SeedFromFlag();
+  return games::VisitGame(config, [&](const auto& start) -> absl::Status {
+    using G = std::decay_t<decltype(start)>;
+    if constexpr (!gtp::kSupportsGtp<G>) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "GTP needs moves written as board vertices; ", start.Name(),
+          " has none (GTP games: go[:N], tictactoe, connect4)"));
+    } else {
+      ZF_ASSIGN_OR_RETURN(
+          std::unique_ptr<GtpEngine<G>> engine,
+          GtpEngine<G>::Create({.start = start, .make_player = [&](const G& s) {
+                                  return MakePlayer<G>(spec, s, seed);
+                                }}));
+      std::string line;
+      while (!engine->quit_requested() && std::getline(std::cin, line)) {
+        const std::string response = engine->Handle(line);
+        if (response.empty()) continue;
+        std::cout << response << std::flush;
+        // GUIs show an engine's stderr as its log: the player's thoughts go there.
+        if (absl::StartsWith(line, "genmove") || absl::StrContains(line, " genmove")) {
+          const std::string thinking = engine->LastThinking();
+          if (!thinking.empty()) std::cerr << thinking << std::endl;
+        }
+      }
+      return absl::OkStatus();
+    }
+  });
+}
+
+template <games::Game G>
+absl::Status ApplyMoveList(G& game, const std::string& moves) {
+  if (moves.empty()) return absl::OkStatus();
+  std::vector<std::string> tokens = absl::StrSplit(moves, ',');
+  for (size_t ply = 0; ply < tokens.size(); ++ply) {
+    const std::string& token = tokens[ply];
+    if (game.IsTerminal()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("move ", ply + 1, " \"", token, "\": the game is already over"));
+    }
+    absl::StatusOr<int> action = game.ParseAction(token);
+    if (!action.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("move ", ply + 1, " \"", token, "\": ", action.status().message()));
+    }
+    if (!game.IsLegal(*action)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("move ", ply + 1, " \"", token, "\" is illegal in this position"));
+    }
+    game.Apply(*action);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunAnalyze(const std::vector<std::string>& args) {
+  ZF_RETURN_IF_ERROR(NoArgs(args));
+  ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
+  const std::string spec = absl::GetFlag(FLAGS_player);
+  const std::string moves = absl::GetFlag(FLAGS_moves);
+  const uint64_t seed = SeedFromFlag();
+  const bool json = absl::GetFlag(FLAGS_json);
+  return games::VisitGame(config, [&](const auto& start) -> absl::Status {
+    using G = std::decay_t<decltype(start)>;
+    G game = start;
+    ZF_RETURN_IF_ERROR(ApplyMoveList(game, moves));
+    if (game.IsTerminal()) {
+      return absl::InvalidArgumentError("the game is over after --moves: nothing to analyze");
+    }
+    ZF_ASSIGN_OR_RETURN(std::unique_ptr<Player<G>> player, MakePlayer<G>(spec, start, seed));
+    ZF_ASSIGN_OR_RETURN(int action, player->ChooseAction(game));
+    const std::string move =
+        action == kResignAction ? "resign" : game.ActionToString(action);
+    const std::optional<SearchReport> report = player->LastSearch();
+    std::vector<search::ChildStats> children;
+    if (report) children = report->children;
+    if (json) {
+      std::string visits, values, priors;
+      for (const search::ChildStats& c : children) {
+        const std::string name = JsonString(game.ActionToString(c.action));
+        const char* sep = visits.empty() ? "" : ", ";
+        absl::StrAppend(&visits, sep, name, ": ", c.visits);
+        absl::StrAppend(&values, sep, name, ": ", absl::StrFormat("%.4f", c.value));
+        absl::StrAppend(&priors, sep, name, ": ", absl::StrFormat("%.4f", c.prior));
+      }
+      std::cout << "{\"game\": " << JsonString(start.Name()) << ", \"to_play\": " << game.ToPlay()
+                << ", \"player\": " << JsonString(spec) << ", \"move\": " << JsonString(move)
+                << ", \"value\": "
+                << (report ? absl::StrFormat("%.4f", report->value) : std::string("null"))
+                << ", \"root_visits\": " << (report ? report->root_visits : 0)
+                << ", \"visits\": {" << visits << "}, \"values\": {" << values
+                << "}, \"priors\": {" << priors << "}}\n";
+      return absl::OkStatus();
+    }
+    std::cout << game.ToString() << "\n";
+    std::cout << absl::StrFormat("%s after %d moves, player %d to move: %s plays %s\n",
+                                 start.Name(), moves.empty() ? 0 : std::count(moves.begin(),
+                                                                              moves.end(), ',') + 1,
+                                 game.ToPlay(), spec, move);
+    if (!report) {
+      std::cout << "(" << spec << " does not search: no statistics)\n";
+      return absl::OkStatus();
+    }
+    std::cout << absl::StrFormat("value %+.3f for the player to move, %d root visits\n",
+                                 report->value, report->root_visits);
+    std::sort(children.begin(), children.end(), [](const auto& a, const auto& b) {
+      return a.visits != b.visits ? a.visits > b.visits : a.action < b.action;
+    });
+    std::cout << absl::StrFormat("%-8s %8s %8s %8s\n", "move", "visits", "value", "prior");
+    int shown = 0;
+    for (const search::ChildStats& c : children) {
+      if (shown++ == 20) {
+        std::cout << absl::StrFormat("... %d more moves\n", children.size() - 20);
+        break;
+      }
+      std::cout << absl::StrFormat("%-8s %8d %+8.3f %8.3f\n", game.ActionToString(c.action),
+                                   c.visits, c.value, c.prior);
+    }
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace
+
+std::vector<Command> GtpCommands() {
+  return {
+      {"gtp", "a GTP version 2 engine on stdin/stdout for GUIs and other engines (docs/gtp.md)",
+       "zf gtp --game go:N|tictactoe|connect4 --player SPEC [--seed S]",
+       {"game", "player", "seed"}, RunGtp},
+      {"analyze", "what a player would play in a position, with its search statistics",
+       "zf analyze --game G [--moves a,b,c] --player SPEC [--json] [--seed S]",
+       {"game", "moves", "player", "json", "seed"}, RunAnalyze},
+  };
+}
+
+}  // namespace zf::cli

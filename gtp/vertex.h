@@ -1,0 +1,122 @@
+// GTP vertices for the games whose moves are points on a board.
+//
+// GTP writes a point as a column letter (A..T, skipping I) and a row number counted from the
+// bottom ("D4"), plus "pass". Which games speak GTP, and how (see docs/gtp.md):
+//   go:N        the N x N board; actions as games/go/go.h numbers them; "pass" (A1 = bottom left).
+//   tictactoe   a 3 x 3 board, A..C and 1..3 from the bottom: A3 is the top-left cell (the
+//               game's own text "a1", action 0), C1 the bottom-right one ("c3", action 8).
+//               There is no pass.
+//   connect4    a 7 x 7 GTP board whose letters A..G are the columns (the game's "0".."6"); a
+//               disc falls, so the row of a played vertex is ignored and a bare letter ("D") is
+//               accepted too; VertexOf names the point where the disc lands (rows 1..6 from the
+//               bottom), so a GUI draws it where it is. There is no pass.
+//   dotsboxes   not supported: its moves are edges, not points.
+// Colours: GTP's black is player 0 (who moves first: Black, X), white is player 1.
+//
+// Thread-safety: free functions over values; thread-safe.
+#pragma once
+
+#include <string>
+#include <type_traits>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "games/connect4/connect4.h"
+#include "games/go/go.h"
+#include "games/tictactoe/tictactoe.h"
+
+namespace zf::gtp {
+
+// Whether game type G speaks GTP.
+template <typename G>
+inline constexpr bool kSupportsGtp = std::is_same_v<G, games::Go> ||
+                                     std::is_same_v<G, games::TicTacToe> ||
+                                     std::is_same_v<G, games::ConnectFour>;
+
+// The GTP board size of the game: N for go:N, 3 for tictactoe, 7 for connect4.
+template <typename G>
+int BoardSize(const G& game) {
+  static_assert(kSupportsGtp<G>);
+  if constexpr (std::is_same_v<G, games::Go>) {
+    return game.Size();
+  } else if constexpr (std::is_same_v<G, games::TicTacToe>) {
+    return 3;
+  } else {
+    return games::ConnectFour::kColumns;
+  }
+}
+
+namespace internal {
+
+// GTP's column letters, I skipped.
+inline char ColumnLetter(int col) { return static_cast<char>('A' + col + (col >= 8 ? 1 : 0)); }
+
+// Parses "D4"-like text on an n x n board into (col, row from the bottom, 1-based); row 0 when
+// `allow_bare_column` and the text is a letter only.
+inline absl::StatusOr<std::pair<int, int>> ParsePoint(absl::string_view text, int n,
+                                                      bool allow_bare_column) {
+  const auto bad = [&] { return absl::InvalidArgumentError(absl::StrCat("invalid vertex \"",
+                                                                        text, "\"")); };
+  if (text.empty() || !absl::ascii_isalpha(text[0])) return bad();
+  const char letter = absl::ascii_toupper(text[0]);
+  if (letter == 'I') return bad();
+  const int col = letter - 'A' - (letter > 'I' ? 1 : 0);
+  if (col < 0 || col >= n) return bad();
+  if (text.size() == 1 && allow_bare_column) return std::make_pair(col, 0);
+  int row = 0;
+  if (text.size() < 2 || text.size() > 3 || !absl::ascii_isdigit(text[1]) ||
+      !absl::SimpleAtoi(text.substr(1), &row) || row < 1 || row > n) {
+    return bad();
+  }
+  return std::make_pair(col, row);
+}
+
+}  // namespace internal
+
+// The action a vertex names in `game` (legality is not checked; the caller asks IsLegal).
+// Returns: the action; InvalidArgument "invalid vertex \"Z9\"" for text that is no vertex of
+// this board, or "pass" in a game without passes.
+template <typename G>
+absl::StatusOr<int> ParseVertex(const G& game, absl::string_view text) {
+  static_assert(kSupportsGtp<G>);
+  const int n = BoardSize(game);
+  if (absl::EqualsIgnoreCase(text, "pass")) {
+    if constexpr (std::is_same_v<G, games::Go>) {
+      return game.PassAction();
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("invalid vertex \"", text, "\": ",
+                                                     game.Name(), " has no pass"));
+    }
+  }
+  const bool bare = std::is_same_v<G, games::ConnectFour>;
+  absl::StatusOr<std::pair<int, int>> point = internal::ParsePoint(text, n, bare);
+  if (!point.ok()) return point.status();
+  const auto [col, row] = *point;
+  if constexpr (std::is_same_v<G, games::ConnectFour>) {
+    return col;
+  } else {
+    return (n - row) * n + col;  // row 0 of the action numbering is the top row
+  }
+}
+
+// The vertex of `action` (a legal action of `game` for connect4, whose vertex depends on the
+// column's height): "D4", "pass".
+template <typename G>
+std::string VertexOf(const G& game, int action) {
+  static_assert(kSupportsGtp<G>);
+  const int n = BoardSize(game);
+  if constexpr (std::is_same_v<G, games::Go>) {
+    if (action == game.PassAction()) return "pass";
+  }
+  if constexpr (std::is_same_v<G, games::ConnectFour>) {
+    return absl::StrCat(std::string(1, internal::ColumnLetter(action)), game.Height(action) + 1);
+  } else {
+    return absl::StrCat(std::string(1, internal::ColumnLetter(action % n)), n - action / n);
+  }
+}
+
+}  // namespace zf::gtp
