@@ -8,6 +8,7 @@
 #include "cli/commands/model_commands.h"
 #include "cli/commands/player_commands.h"
 #include "cli/commands/replay_commands.h"
+#include "cli/commands/run_commands.h"
 
 namespace zf::cli {
 
@@ -22,6 +23,7 @@ const std::vector<Command>& Commands() {
     for (Command& c : ActorCommands()) all->push_back(std::move(c));
     for (Command& c : LearnerCommands()) all->push_back(std::move(c));
     for (Command& c : GtpCommands()) all->push_back(std::move(c));
+    for (Command& c : RunCommands()) all->push_back(std::move(c));
     return all;
   }();
   return *commands;

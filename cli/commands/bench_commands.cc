@@ -22,7 +22,6 @@ ABSL_FLAG(int, inserters, 16, "bench replay: threads inserting games (1..256)");
 
 ABSL_DECLARE_FLAG(int, max_batch);
 ABSL_DECLARE_FLAG(int64_t, capacity);
-ABSL_DECLARE_FLAG(std::string, dir);
 ABSL_DECLARE_FLAG(double, seconds);
 
 namespace zf::cli {

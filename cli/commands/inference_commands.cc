@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "cli/common_flags.h"
+#include "cli/serving_model.h"
 #include "common/logging.h"
 #include "common/metrics/build_info.h"
 #include "common/status_macros.h"
@@ -44,35 +45,12 @@ ABSL_FLAG(std::string, model_service, "",
 namespace zf::cli {
 namespace {
 
-struct Model {
-  std::shared_ptr<inference::Backend> backend;
-  std::string game;
-  model::NetworkShape shape;
-};
+using Model = ServingModel;
 
-// Loads `checkpoint` (or a fresh network for `game` with `shape` when empty) as a TorchBackend.
-// With a checkpoint, a non-empty `game` and a set `shape` must match it.
 absl::StatusOr<Model> LoadModel(const std::string& checkpoint, const std::string& game,
                                 std::optional<model::NetworkShape> shape, uint64_t seed,
                                 int max_batch) {
-  model::InferenceSession::Options options;
-  options.checkpoint_path = checkpoint;
-  options.game = game;
-  options.shape = shape;
-  options.seed = seed;
-  options.device = "auto";
-  // A CPU server parallelizes inside the forward pass; on CUDA this only sizes the CPU pool.
-  options.intra_op_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  ZF_ASSIGN_OR_RETURN(std::unique_ptr<model::InferenceSession> session,
-                      model::InferenceSession::Create(options));
-  Model out;
-  out.game = session->game();
-  out.shape = session->shape();
-  inference::TorchBackend::Options backend;
-  backend.session = std::move(session);
-  backend.max_batch = max_batch;
-  ZF_ASSIGN_OR_RETURN(out.backend, inference::TorchBackend::Create(std::move(backend)));
-  return out;
+  return LoadServingModel(checkpoint, game, shape, seed, max_batch);
 }
 
 absl::Status CheckRange(const char* flag, int64_t value, int64_t lo, int64_t hi) {

@@ -21,7 +21,6 @@
 #include "common/status_macros.h"
 #include "replay/service/replay_server.h"
 
-ABSL_FLAG(std::string, dir, "", "replay: the shard's log directory (created if missing)");
 ABSL_FLAG(int64_t, capacity, 1'000'000, "replay: window size in positions");
 ABSL_FLAG(int64_t, min_size_to_sample, 1000, "replay: positions stored before sampling starts");
 ABSL_FLAG(double, samples_per_insert, 4.0, "replay: target samples per inserted position");

@@ -17,11 +17,13 @@ from fleet_spec import METRICS, Checker
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 COMPONENT_DIRS = {"inference": "inference_server", "replay": "replay", "actor": "actor",
                   "learner": "learner"}
-_NAME = re.compile(r'\.Name\("(zf_[a-z0-9_]+)"\)')
+# Registered through the builder (.Name("zf_...")) or a small helper taking the name first
+# (counter("zf_...", help)).
+_NAME = re.compile(r'(?:\.Name|\b[a-z_]+)\(\s*"(zf_[a-z0-9_]+)"')
 
 
 def registered(directory):
-    """Metric names registered with .Name("...") in non-test sources under directory."""
+    """Metric names registered (.Name("...") or helper("...", ...)) in non-test sources."""
     names = set()
     for path in directory.rglob("*.cc"):
         if path.name.endswith("_test.cc"):

@@ -110,6 +110,7 @@ bool ReplaySampler::Backoff(int failures) {
 
 void ReplaySampler::Loop() {
   std::vector<int64_t> sizes;
+  std::vector<bool> held(stubs_.size(), false);
   absl::Time next_refresh = absl::InfinitePast();
   int failures = 0;
   while (true) {
@@ -124,12 +125,34 @@ void ReplaySampler::Loop() {
       if (!Backoff(failures++)) return;
       continue;
     }
-    int64_t pick = std::uniform_int_distribution<int64_t>(0, total - 1)(rng_);
+    // Shards whose rate limiter held the last try (DEADLINE_EXCEEDED within shard_wait) are
+    // left out until a sample succeeds, so one shard short of inserts does not hold up the others.
+    int64_t eligible_total = 0;
+    int eligible_shards = 0;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      if (!held[i] && sizes[i] > 0) {
+        eligible_total += sizes[i];
+        ++eligible_shards;
+      }
+    }
+    if (eligible_total == 0) {
+      std::fill(held.begin(), held.end(), false);
+      if (!Backoff(failures++)) return;
+      continue;
+    }
+    int64_t pick = std::uniform_int_distribution<int64_t>(0, eligible_total - 1)(rng_);
     size_t shard = 0;
-    while (pick >= sizes[shard]) pick -= sizes[shard++];
+    while (held[shard] || pick >= sizes[shard]) {
+      if (!held[shard]) pick -= sizes[shard];
+      ++shard;
+    }
 
     grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(absl::Now() + options_.sample_timeout));
+    // With other shards to turn to, wait on this one only shard_wait.
+    const absl::Duration wait = eligible_shards > 1
+                                    ? std::min(options_.sample_timeout, options_.shard_wait)
+                                    : options_.sample_timeout;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + wait));
     {
       absl::MutexLock lock(&mu_);
       if (closed_) return;
@@ -148,12 +171,17 @@ void ReplaySampler::Loop() {
         ++stats_.failed_samples;
       }
     }
+    if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED && eligible_shards > 1) {
+      held[shard] = true;  // its rate limiter holds samples back: try another shard at once
+      continue;
+    }
     if (!status.ok()) {
       next_refresh = absl::InfinitePast();
       if (!Backoff(failures++)) return;
       continue;
     }
     failures = 0;
+    std::fill(held.begin(), held.end(), false);
     if (!ready_.Push(std::move(batch)).ok()) return;  // closed
   }
 }

@@ -7,6 +7,14 @@
 // batches every stored position is equally likely whichever shard holds it. A failed Sample
 // (shard down, rate limiter deadline) is retried on a fresh choice after a jittered backoff.
 //
+// Rate limiters are per shard, and games reach shards unevenly (by game id), so at any moment
+// one shard may hold samples back (too few inserts of late) while another holds inserts back
+// (too few samples). Waiting on the first would also starve the second of samples and, through
+// the actors' bounded writer, of inserts: a cross-shard stall. So while several shards can
+// sample, one Sample call waits at most `shard_wait`; a shard that runs out of it is left out of
+// the choice (and the sampler turns to the others at once) until a batch succeeds. Sampling then
+// follows each shard's insert credit, which is what the rate limiters ask for.
+//
 // Next() hands out the oldest ready batch and measures how long the caller waited for it: the
 // learner's data wait (design.md: target under 5% of its wall time).
 //
@@ -37,6 +45,9 @@ struct ReplaySamplerOptions {
   int prefetch = 4;                 // ready batches kept, >= 1
   // Deadline of one Sample call (it may wait under the shard's rate limiter that long).
   absl::Duration sample_timeout = absl::Seconds(10);
+  // With several shards able to sample, how long one Sample call may wait under a shard's rate
+  // limiter before the sampler turns to another shard (see the class comment).
+  absl::Duration shard_wait = absl::Milliseconds(250);
   absl::Duration info_refresh = absl::Seconds(1);
   absl::Duration initial_backoff = absl::Milliseconds(20);
   absl::Duration max_backoff = absl::Seconds(2);

@@ -1,0 +1,770 @@
+// `zf run`: the whole fleet in one process. Replay shards, the learner with its model service,
+// one inference server following it, and an actor, connected through real gRPC servers on
+// loopback (the same code paths as a cluster), with live progress and a periodic evaluation of
+// the newest checkpoint against fixed baselines.
+//
+// Run directory (DIR):
+//   run.json             the run's configuration (game, network, self-play and training settings)
+//   checkpoints/         the learner's checkpoints; checkpoints/latest names the newest complete
+//   replay/shard-K/      each replay shard's durable log
+//   actor.spool          games not yet acknowledged when every shard was down (normally absent)
+//   progress.jsonl       one JSON object per progress line, and one per evaluation
+//
+// Stopping (Ctrl-C, SIGTERM or --minutes): the actor stops (games in flight are dropped), the
+// games it finished are flushed to the shards (acknowledged = durable), the learner finishes its
+// step and publishes a final checkpoint, then the servers drain in reverse start order.
+#include "cli/commands/run_commands.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "actor/actor.h"
+#include "actor/game_sink.h"
+#include "cli/common_flags.h"
+#include "cli/json.h"
+#include "cli/players.h"
+#include "cli/serving_model.h"
+#include "common/logging.h"
+#include "common/metrics/build_info.h"
+#include "common/metrics/metrics_server.h"
+#include "common/status_macros.h"
+#include "games/registry.h"
+#include "inference_server/model_watcher.h"
+#include "inference_server/service/inference_server.h"
+#include "learner/learner.h"
+#include "learner/service/model_server.h"
+#include "model/game_network.h"
+#include "replay/client/sharded_writer.h"
+#include "replay/service/replay_server.h"
+
+
+ABSL_FLAG(double, minutes, 0, "run: stop after this many minutes (0: until Ctrl-C)");
+ABSL_FLAG(bool, resume, false, "run: continue the run in --dir (its run.json decides the settings)");
+ABSL_FLAG(std::string, net, "", "run: network shape BLOCKSxFILTERS, e.g. 2x32 (default: per game)");
+ABSL_FLAG(int, shards, 2, "run: replay shards (1..16)");
+ABSL_FLAG(int, selfplay_sims, 0, "run: simulations per full self-play search (0: per game)");
+ABSL_FLAG(int, eval_games, 0, "run: games per baseline in each evaluation (0: per game)");
+ABSL_FLAG(int, eval_sims, 0, "run: simulations of the network player in evaluations (0: per game)");
+ABSL_FLAG(std::string, eval_vs, "",
+          "run: comma-separated baseline players for evaluations (default: per game)");
+ABSL_FLAG(double, progress_s, 10, "run: seconds between progress lines (0.5..3600)");
+
+namespace zf::cli {
+namespace {
+
+// Settings of one run; written to DIR/run.json, read back by --resume.
+struct RunConfig {
+  std::string game;
+  int blocks = 2, filters = 32;
+  int shards = 2;
+  int selfplay_sims = 0;  // 0: ActorOptions::ForGame's
+  int games_per_worker = 32;
+  int max_batch = 64;
+  int batch_size = 128;
+  double lr = 0.02;
+  int64_t steps_per_checkpoint = 100;
+  int64_t capacity = 100'000;      // per shard, positions
+  int64_t min_size_to_sample = 1000;  // per shard
+  double samples_per_insert = 4;
+  int eval_games = 20;
+  int eval_sims = 64;
+  std::string eval_vs = "mcts:200";
+  uint64_t seed = 1;
+
+  std::string ToJson() const {
+    return absl::StrFormat(
+        "{\"game\": \"%s\", \"blocks\": %d, \"filters\": %d, \"shards\": %d, "
+        "\"selfplay_sims\": %d, \"games_per_worker\": %d, \"max_batch\": %d, \"batch_size\": %d, "
+        "\"lr\": %g, \"steps_per_checkpoint\": %d, \"capacity\": %d, \"min_size_to_sample\": %d, "
+        "\"samples_per_insert\": %g, \"eval_games\": %d, \"eval_sims\": %d, \"eval_vs\": \"%s\", "
+        "\"seed\": %d}\n",
+        game, blocks, filters, shards, selfplay_sims, games_per_worker, max_batch, batch_size, lr,
+        steps_per_checkpoint, capacity, min_size_to_sample, samples_per_insert, eval_games,
+        eval_sims, eval_vs, seed);
+  }
+};
+
+// Per-game defaults sized for a 2-core CPU machine: small networks, modest searches.
+RunConfig DefaultConfig(const games::GameConfig& game) {
+  RunConfig c;
+  c.game = game.name;
+  switch (game.kind) {
+    case games::GameConfig::Kind::kTicTacToe:
+      c.blocks = 2, c.filters = 32, c.selfplay_sims = 64, c.batch_size = 128;
+      c.steps_per_checkpoint = 50, c.capacity = 40'000, c.min_size_to_sample = 500;
+      c.eval_games = 20, c.eval_sims = 32, c.eval_vs = "random,perfect";
+      break;
+    case games::GameConfig::Kind::kConnectFour:
+      c.blocks = 3, c.filters = 32, c.selfplay_sims = 128, c.batch_size = 256;
+      c.steps_per_checkpoint = 100, c.capacity = 150'000, c.min_size_to_sample = 2000;
+      c.eval_games = 20, c.eval_sims = 128, c.eval_vs = "mcts:200,mcts:1000";
+      break;
+    default:
+      c.blocks = 3, c.filters = 32, c.selfplay_sims = 128, c.batch_size = 256;
+      c.steps_per_checkpoint = 100, c.capacity = 150'000, c.min_size_to_sample = 2000;
+      c.eval_games = 10, c.eval_sims = 64, c.eval_vs = "mcts:200";
+      break;
+  }
+  return c;
+}
+
+// Reads one value of the flat JSON object run.json writes (numbers and plain strings only).
+std::optional<std::string> JsonField(const std::string& json, const std::string& key) {
+  const std::string needle = absl::StrCat("\"", key, "\": ");
+  size_t at = json.find(needle);
+  if (at == std::string::npos) return std::nullopt;
+  at += needle.size();
+  if (at < json.size() && json[at] == '"') {
+    size_t end = json.find('"', at + 1);
+    if (end == std::string::npos) return std::nullopt;
+    return json.substr(at + 1, end - at - 1);
+  }
+  size_t end = json.find_first_of(",}", at);
+  if (end == std::string::npos) return std::nullopt;
+  return json.substr(at, end - at);
+}
+
+absl::StatusOr<RunConfig> ReadConfig(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, " not found: is --dir a zf run directory?"));
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string json = buffer.str();
+  RunConfig c;
+  auto str = [&](const char* key, std::string* out) -> absl::Status {
+    std::optional<std::string> v = JsonField(json, key);
+    if (!v) return absl::DataLossError(absl::StrCat(path, ": no \"", key, "\""));
+    *out = *v;
+    return absl::OkStatus();
+  };
+  auto num = [&](const char* key, auto* out) -> absl::Status {
+    std::string v;
+    ZF_RETURN_IF_ERROR(str(key, &v));
+    double d = 0;
+    if (!absl::SimpleAtod(v, &d)) {
+      return absl::DataLossError(absl::StrCat(path, ": \"", key, "\" is not a number"));
+    }
+    *out = static_cast<std::remove_pointer_t<decltype(out)>>(d);
+    return absl::OkStatus();
+  };
+  ZF_RETURN_IF_ERROR(str("game", &c.game));
+  ZF_RETURN_IF_ERROR(num("blocks", &c.blocks));
+  ZF_RETURN_IF_ERROR(num("filters", &c.filters));
+  ZF_RETURN_IF_ERROR(num("shards", &c.shards));
+  ZF_RETURN_IF_ERROR(num("selfplay_sims", &c.selfplay_sims));
+  ZF_RETURN_IF_ERROR(num("games_per_worker", &c.games_per_worker));
+  ZF_RETURN_IF_ERROR(num("max_batch", &c.max_batch));
+  ZF_RETURN_IF_ERROR(num("batch_size", &c.batch_size));
+  ZF_RETURN_IF_ERROR(num("lr", &c.lr));
+  ZF_RETURN_IF_ERROR(num("steps_per_checkpoint", &c.steps_per_checkpoint));
+  ZF_RETURN_IF_ERROR(num("capacity", &c.capacity));
+  ZF_RETURN_IF_ERROR(num("min_size_to_sample", &c.min_size_to_sample));
+  ZF_RETURN_IF_ERROR(num("samples_per_insert", &c.samples_per_insert));
+  ZF_RETURN_IF_ERROR(num("eval_games", &c.eval_games));
+  ZF_RETURN_IF_ERROR(num("eval_sims", &c.eval_sims));
+  ZF_RETURN_IF_ERROR(str("eval_vs", &c.eval_vs));
+  ZF_RETURN_IF_ERROR(num("seed", &c.seed));
+  return c;
+}
+
+absl::Status WriteFileAtomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    if (!out.flush()) return absl::InternalError(absl::StrCat("cannot write ", tmp));
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return absl::InternalError(absl::StrCat("rename ", tmp, ": ", ec.message()));
+  return absl::OkStatus();
+}
+
+// Peak resident memory of this process (VmHWM), in bytes; 0 if unknown.
+int64_t PeakResidentBytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) {
+      int64_t kib = 0;
+      std::istringstream(line.substr(6)) >> kib;
+      return kib * 1024;
+    }
+  }
+  return 0;
+}
+
+int g_run_signal_pipe[2] = {-1, -1};
+void OnRunSignal(int signal_number) {
+  const char byte = static_cast<char>(signal_number);
+  (void)!write(g_run_signal_pipe[1], &byte, 1);
+}
+
+// One evaluation: the newest checkpoint against each baseline.
+struct Evaluation {
+  int64_t version = 0;
+  struct Score {
+    std::string baseline;
+    int wins = 0, draws = 0, losses = 0;
+    double score() const {
+      const int n = wins + draws + losses;
+      return n == 0 ? 0 : (wins + 0.5 * draws) / n;
+    }
+  };
+  std::vector<Score> scores;
+
+  std::string Text() const {
+    std::vector<std::string> parts;
+    for (const Score& s : scores) {
+      parts.push_back(absl::StrFormat("vs %s %d-%d-%d (%.0f%%)", s.baseline, s.wins, s.draws,
+                                      s.losses, 100 * s.score()));
+    }
+    return absl::StrCat("v", version, " ", absl::StrJoin(parts, ", "));
+  }
+  std::string Json(double elapsed_s) const {
+    std::vector<std::string> parts;
+    for (const Score& s : scores) {
+      parts.push_back(absl::StrFormat(
+          "{\"baseline\": \"%s\", \"wins\": %d, \"draws\": %d, \"losses\": %d, \"score\": %.4f}",
+          s.baseline, s.wins, s.draws, s.losses, s.score()));
+    }
+    return absl::StrFormat("{\"event\": \"evaluation\", \"elapsed_s\": %.1f, \"version\": %d, "
+                           "\"results\": [%s]}",
+                           elapsed_s, version, absl::StrJoin(parts, ", "));
+  }
+};
+
+// Plays `games` games of `checkpoint` (MCTS with `sims` simulations) against each baseline,
+// colours alternating. Stops early (returning Cancelled) when `stop` becomes true.
+absl::StatusOr<Evaluation> Evaluate(const games::GameConfig& config, const std::string& checkpoint,
+                                    int64_t version, int sims,
+                                    const std::vector<std::string>& baselines, int games,
+                                    uint64_t seed, const std::atomic<bool>& stop) {
+  Evaluation evaluation;
+  evaluation.version = version;
+  ZF_RETURN_IF_ERROR(games::VisitGame(config, [&](const auto& start) -> absl::Status {
+    using G = std::decay_t<decltype(start)>;
+    ZF_ASSIGN_OR_RETURN(std::unique_ptr<Player<G>> net,
+                        MakePlayer<G>(absl::StrCat("net:", checkpoint, ":", sims), start, seed));
+    for (const std::string& baseline_spec : baselines) {
+      ZF_ASSIGN_OR_RETURN(std::unique_ptr<Player<G>> baseline,
+                          MakePlayer<G>(baseline_spec, start, seed + 7919));
+      Evaluation::Score score;
+      score.baseline = baseline_spec;
+      for (int i = 0; i < games; ++i) {
+        if (stop.load()) return absl::CancelledError("stopping");
+        const int net_seat = i % 2;
+        Player<G>* seats[2] = {net_seat == 0 ? net.get() : baseline.get(),
+                               net_seat == 0 ? baseline.get() : net.get()};
+        G game = start;
+        int resigned = -1;
+        while (!game.IsTerminal()) {
+          ZF_ASSIGN_OR_RETURN(int action, seats[game.ToPlay()]->ChooseAction(game));
+          if (action == kResignAction) {
+            resigned = game.ToPlay();
+            break;
+          }
+          if (!game.IsLegal(action)) {
+            return absl::InternalError(absl::StrCat("evaluation: illegal action ", action));
+          }
+          game.Apply(action);
+        }
+        const float net_return = resigned >= 0 ? (resigned == net_seat ? -1.0f : 1.0f)
+                                               : game.Returns()[net_seat];
+        if (net_return > 0) ++score.wins;
+        else if (net_return < 0) ++score.losses;
+        else ++score.draws;
+      }
+      evaluation.scores.push_back(score);
+    }
+    return absl::OkStatus();
+  }));
+  return evaluation;
+}
+
+// The fleet of one `zf run`, in start order; destroyed in reverse.
+struct Fleet {
+  std::vector<std::unique_ptr<replay::ReplayServer>> shards;
+  std::vector<std::string> shard_addresses;
+  std::unique_ptr<learner::Learner> learner;
+  std::unique_ptr<learner::ModelServer> model_server;
+  std::atomic<learner::ModelServer*> model_server_ptr{nullptr};
+  std::unique_ptr<inference::InferenceServer> inference;
+  std::unique_ptr<inference::ModelWatcher> watcher;
+  std::unique_ptr<actor::ReplayGameSink> sink;
+  std::unique_ptr<actor::Actor> actor;
+  std::shared_ptr<metrics::Registry> actor_registry = std::make_shared<metrics::Registry>();
+  std::shared_ptr<metrics::Registry> learner_registry = std::make_shared<metrics::Registry>();
+  std::unique_ptr<metrics::MetricsServer> metrics_server;
+  std::thread learner_thread;
+  absl::Status learner_status;
+};
+
+// Counters read at each progress line, to print rates over the interval.
+struct Sample {
+  absl::Time at;
+  int64_t games = 0, moves = 0, leaf_evaluations = 0, batches = 0, rows = 0, steps = 0;
+  int64_t positions_stored = 0, sampled = 0;
+  double data_wait_s = 0, learner_run_s = 0;
+};
+
+Sample TakeSample(Fleet& fleet) {
+  Sample s;
+  s.at = absl::Now();
+  const actor::ActorStats a = fleet.actor->stats();
+  s.games = a.games;
+  s.moves = a.moves;
+  s.leaf_evaluations = a.leaf_evaluations;
+  const inference::Batcher::Stats b = fleet.inference->batcher().stats();
+  s.batches = b.batches_completed;
+  s.rows = b.rows_evaluated;
+  const learner::LearnerStats l = fleet.learner->stats();
+  s.steps = l.steps;
+  s.data_wait_s = absl::ToDoubleSeconds(l.data_wait);
+  s.learner_run_s = absl::ToDoubleSeconds(l.run_time);
+  for (const auto& shard : fleet.shards) {
+    const replay::ShardStats stats = shard->shard().stats();
+    s.positions_stored += stats.positions;
+    s.sampled += stats.sampled_positions;
+  }
+  return s;
+}
+
+absl::Status RunRun(const std::vector<std::string>& args) {
+  if (!args.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("unexpected argument \"", args[0], "\""));
+  }
+  std::string dir = absl::GetFlag(FLAGS_dir);
+  const bool resume = absl::GetFlag(FLAGS_resume);
+  const double minutes = absl::GetFlag(FLAGS_minutes);
+  if (minutes < 0 || minutes > 525600) {
+    return absl::InvalidArgumentError(absl::StrCat("--minutes must be in 0..525600, got ", minutes));
+  }
+  const double progress_s = absl::GetFlag(FLAGS_progress_s);
+  if (progress_s < 0.5 || progress_s > 3600) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--progress_s must be in 0.5..3600, got ", progress_s));
+  }
+
+  RunConfig config;
+  if (resume) {
+    if (dir.empty()) return absl::InvalidArgumentError("--resume needs --dir");
+    ZF_ASSIGN_OR_RETURN(config, ReadConfig(dir + "/run.json"));
+  } else {
+    ZF_ASSIGN_OR_RETURN(games::GameConfig game, games::ParseGameName(absl::GetFlag(FLAGS_game)));
+    config = DefaultConfig(game);
+    if (dir.empty()) {
+      dir = absl::StrCat("runs/", absl::StrReplaceAll(game.name, {{":", "-"}}), "-",
+                         absl::FormatTime("%Y%m%d-%H%M%S", absl::Now(), absl::LocalTimeZone()));
+    }
+    std::error_code ec;
+    if (std::filesystem::exists(dir + "/run.json", ec)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          dir, " already holds a run: pass --resume to continue it, or choose another --dir"));
+    }
+    if (const std::string net = absl::GetFlag(FLAGS_net); !net.empty()) {
+      std::vector<std::string> parts = absl::StrSplit(net, 'x');
+      if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &config.blocks) ||
+          !absl::SimpleAtoi(parts[1], &config.filters) || config.blocks < 1 ||
+          config.blocks > 40 || config.filters < 1 || config.filters > 512) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--net must be BLOCKSxFILTERS with blocks 1..40 and filters 1..512, got \"", net, "\""));
+      }
+    }
+    config.shards = absl::GetFlag(FLAGS_shards);
+    if (config.shards < 1 || config.shards > 16) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--shards must be in 1..16, got ", config.shards));
+    }
+    if (int v = absl::GetFlag(FLAGS_selfplay_sims); v != 0) config.selfplay_sims = v;
+    if (int v = absl::GetFlag(FLAGS_eval_games); v != 0) config.eval_games = v;
+    if (int v = absl::GetFlag(FLAGS_eval_sims); v != 0) config.eval_sims = v;
+    if (std::string v = absl::GetFlag(FLAGS_eval_vs); !v.empty()) config.eval_vs = v;
+    if (config.selfplay_sims < 0 || config.selfplay_sims > 100000) {
+      return absl::InvalidArgumentError("--selfplay_sims must be in 0..100000");
+    }
+    if (config.eval_games < 0 || config.eval_games > 10000) {
+      return absl::InvalidArgumentError("--eval_games must be in 0..10000");
+    }
+    if (config.eval_sims < 0 || config.eval_sims > 100000) {
+      return absl::InvalidArgumentError("--eval_sims must be in 0..100000");
+    }
+    if (uint64_t seed = absl::GetFlag(FLAGS_seed); seed != 0) config.seed = seed;
+  }
+  ZF_ASSIGN_OR_RETURN(games::GameConfig game, games::ParseGameName(config.game));
+  const std::vector<std::string> baselines =
+      absl::StrSplit(config.eval_vs, ',', absl::SkipWhitespace());
+  // Check the baselines now rather than minutes later in the first evaluation.
+  ZF_RETURN_IF_ERROR(games::VisitGame(game, [&](const auto& start) -> absl::Status {
+    using G = std::decay_t<decltype(start)>;
+    for (const std::string& spec : baselines) {
+      ZF_RETURN_IF_ERROR(MakePlayer<G>(spec, start, 1).status());
+    }
+    return absl::OkStatus();
+  }));
+
+  std::error_code ec;
+  std::filesystem::create_directories(dir + "/replay", ec);
+  if (ec) return absl::InvalidArgumentError(absl::StrCat("cannot create ", dir, ": ", ec.message()));
+  if (!resume) ZF_RETURN_IF_ERROR(WriteFileAtomically(dir + "/run.json", config.ToJson()));
+  std::ofstream progress_log(dir + "/progress.jsonl", std::ios::app);
+
+  if (pipe2(g_run_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+    return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
+  }
+  struct sigaction action = {};
+  action.sa_handler = OnRunSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+
+  const model::NetworkShape shape = games::VisitGame(game, [&](const auto& g) {
+    return model::NetworkShapeForGame(g, config.blocks, config.filters);
+  });
+  std::cout << absl::StrFormat(
+                   "zf run: %s, network %dx%d, %d replay shards, run directory %s%s", game.name,
+                   config.blocks, config.filters, config.shards, dir, resume ? " (resumed)" : "")
+            << std::endl;
+
+  Fleet fleet;
+  // 1. Replay shards. A shard refuses samples until it holds min_size_to_sample positions, and
+  // keeps samples within error_buffer of samples_per_insert x inserts.
+  for (int k = 0; k < config.shards; ++k) {
+    replay::ReplayServerOptions options;
+    options.listen = "127.0.0.1:0";
+    options.dir = absl::StrCat(dir, "/replay/shard-", k);
+    options.capacity_positions = config.capacity;
+    options.min_size_to_sample = config.min_size_to_sample;
+    options.samples_per_insert = config.samples_per_insert;
+    options.error_buffer = std::max<double>(
+        20 * config.batch_size * config.samples_per_insert,
+        (options.max_positions_per_game * config.samples_per_insert +
+         options.max_sample_positions) / 2 + 1);
+    ZF_ASSIGN_OR_RETURN(std::unique_ptr<replay::ReplayServer> shard,
+                        replay::ReplayServer::Create(options));
+    metrics::RegisterBuildInfo(*shard->registry(), "replay");
+    fleet.shard_addresses.push_back(absl::StrCat("127.0.0.1:", shard->port()));
+    fleet.shards.push_back(std::move(shard));
+  }
+
+  // 2. The learner (a fresh directory gets version 1, the initial weights) and its model service.
+  learner::LearnerOptions lo;
+  lo.trainer.game = game.name;
+  lo.trainer.shape = shape;
+  lo.trainer.seed = config.seed;
+  lo.trainer.lr.lr = config.lr;
+  lo.trainer.weight_decay = 1e-4;
+  lo.trainer.intra_op_threads = 1;
+  lo.sampler.shards = fleet.shard_addresses;
+  lo.sampler.seed = config.seed;
+  lo.batch_size = config.batch_size;
+  lo.dir = dir;
+  lo.steps_per_checkpoint = config.steps_per_checkpoint;
+  lo.keep_checkpoints = 5;
+  lo.registry = fleet.learner_registry;
+  lo.on_publish = [&fleet](const model::CheckpointManifest&) {
+    if (learner::ModelServer* server = fleet.model_server_ptr.load()) server->Notify();
+  };
+  metrics::RegisterBuildInfo(*fleet.learner_registry, "learner");
+  ZF_ASSIGN_OR_RETURN(fleet.learner, learner::Learner::Create(std::move(lo)));
+  learner::ModelServer::Options mo;
+  mo.checkpoint_dir = dir + "/checkpoints";
+  mo.listen_address = "127.0.0.1:0";
+  ZF_ASSIGN_OR_RETURN(fleet.model_server, learner::ModelServer::Create(mo));
+  fleet.model_server_ptr.store(fleet.model_server.get());
+
+  // 3. The inference server, from the learner's newest checkpoint, following the model service.
+  const std::string latest = dir + "/checkpoints/latest";
+  ZF_ASSIGN_OR_RETURN(ServingModel first,
+                      LoadServingModel(latest, game.name, shape, 0, config.max_batch, 1));
+  inference::InferenceServer::Options io;
+  io.listen_address = "127.0.0.1:0";
+  io.backend = first.backend;
+  io.game = game.name;
+  io.loader = [game_name = game.name, shape, max_batch = config.max_batch](
+                  const std::string& path) -> absl::StatusOr<std::shared_ptr<inference::Backend>> {
+    ZF_ASSIGN_OR_RETURN(ServingModel model,
+                        LoadServingModel(path, game_name, shape, 0, max_batch, 1));
+    return model.backend;
+  };
+  io.batcher.max_batch = config.max_batch;
+  io.batcher.max_delay = absl::Milliseconds(2);
+  io.batcher.num_workers = 2;
+  io.batcher.max_request_rows = 4096;
+  io.batcher.max_queued_rows = 8 * 4096;
+  ZF_ASSIGN_OR_RETURN(fleet.inference, inference::InferenceServer::Create(std::move(io)));
+  metrics::RegisterBuildInfo(fleet.inference->registry(), "inference");
+  ZF_RETURN_IF_ERROR(fleet.inference->Serve());
+  inference::ModelWatcherOptions wo;
+  wo.address = absl::StrCat("127.0.0.1:", fleet.model_server->port());
+  wo.temp_dir = dir + "/checkpoints";
+  wo.reload = [&fleet](const std::string& path) { return fleet.inference->Reload(path); };
+  wo.current_version = [&fleet] { return fleet.inference->model_version(); };
+  wo.registry = std::shared_ptr<metrics::Registry>(&fleet.inference->registry(),
+                                                   [](metrics::Registry*) {});
+  ZF_ASSIGN_OR_RETURN(fleet.watcher, inference::ModelWatcher::Create(std::move(wo)));
+
+  // 4. The actor: self-play through the inference server into the replay shards.
+  replay::ShardedReplayWriterOptions writer_options;
+  writer_options.shards = fleet.shard_addresses;
+  writer_options.spool_path = dir + "/actor.spool";
+  writer_options.seed = config.seed;
+  ZF_ASSIGN_OR_RETURN(std::unique_ptr<replay::ShardedReplayWriter> writer,
+                      replay::ShardedReplayWriter::Create(std::move(writer_options)));
+  fleet.sink = std::make_unique<actor::ReplayGameSink>(std::move(writer));
+  actor::ActorOptions ao = actor::ActorOptions::ForGame(game.name);
+  ao.workers = 1;
+  ao.games_per_worker = config.games_per_worker;
+  if (config.selfplay_sims > 0) ao.self_play.mcts.num_simulations = config.selfplay_sims;
+  ao.seed = config.seed + static_cast<uint64_t>(absl::ToUnixSeconds(absl::Now()));
+  ZF_ASSIGN_OR_RETURN(std::shared_ptr<actor::AsyncEvaluator> evaluator,
+                      actor::ConnectInference(
+                          absl::StrCat("127.0.0.1:", fleet.inference->port()), game.name));
+  metrics::RegisterBuildInfo(*fleet.actor_registry, "actor");
+  ZF_ASSIGN_OR_RETURN(fleet.actor, actor::Actor::Create(ao, evaluator, fleet.sink.get(),
+                                                        fleet.actor_registry));
+
+  // One /metrics endpoint for the whole fleet, if asked for.
+  if (const std::string listen = absl::GetFlag(FLAGS_metrics_listen); !listen.empty()) {
+    std::vector<std::shared_ptr<metrics::Registry>> registries = {fleet.actor_registry,
+                                                                  fleet.learner_registry};
+    registries.push_back(std::shared_ptr<metrics::Registry>(&fleet.inference->registry(),
+                                                            [](metrics::Registry*) {}));
+    for (const auto& shard : fleet.shards) registries.push_back(shard->registry());
+    metrics::MetricsServer::Options options;
+    options.listen_address = listen;
+    ZF_ASSIGN_OR_RETURN(fleet.metrics_server,
+                        metrics::MetricsServer::Create(options, std::move(registries)));
+    std::cout << "zf run: metrics on port " << fleet.metrics_server->port() << std::endl;
+  }
+
+  ZF_RETURN_IF_ERROR(fleet.actor->Start());
+  fleet.learner_thread = std::thread([&fleet] { fleet.learner_status = fleet.learner->Run(); });
+
+  // 5. Evaluations of each new checkpoint, at the lowest CPU priority.
+  const absl::Time start_time = absl::Now();
+  std::atomic<bool> stopping{false};
+  absl::Mutex eval_mu;
+  std::optional<Evaluation> last_eval;  // guarded by eval_mu
+  std::thread eval_thread([&] {
+    setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
+    int64_t evaluated = -1;
+    uint64_t round = 0;
+    while (!stopping.load() && config.eval_games > 0) {
+      const int64_t version = fleet.learner->stats().published_version;
+      if (version <= evaluated || version <= 1) {
+        absl::SleepFor(absl::Milliseconds(500));
+        continue;
+      }
+      // Resolve `latest` once so the whole evaluation plays one version.
+      std::error_code link_ec;
+      const std::string file =
+          std::filesystem::canonical(dir + "/checkpoints/latest", link_ec).string();
+      if (link_ec) {
+        absl::SleepFor(absl::Milliseconds(500));
+        continue;
+      }
+      absl::StatusOr<Evaluation> result =
+          Evaluate(game, file, version, config.eval_sims, baselines, config.eval_games,
+                   config.seed + 1000 * ++round, stopping);
+      if (!result.ok()) {
+        // A pruned checkpoint file (NotFound) is simply skipped; stopping ends the loop.
+        if (!absl::IsCancelled(result.status()) && !absl::IsNotFound(result.status())) {
+          ZF_LOG(WARNING) << "run: evaluation of v" << version << ": " << result.status();
+        }
+        evaluated = version;
+        continue;
+      }
+      evaluated = version;
+      const double elapsed = absl::ToDoubleSeconds(absl::Now() - start_time);
+      std::cout << absl::StrFormat("[%6.0fs] evaluation %s", elapsed, result->Text()) << std::endl;
+      absl::MutexLock lock(&eval_mu);
+      progress_log << result->Json(elapsed) << std::endl;
+      last_eval = *std::move(result);
+    }
+  });
+
+  // 6. Progress lines until a signal, --minutes, or a component failing.
+  const absl::Time end_time =
+      minutes > 0 ? start_time + absl::Seconds(minutes * 60) : absl::InfiniteFuture();
+  Sample previous = TakeSample(fleet);
+  std::string stop_reason = "time is up";
+  while (true) {
+    const absl::Time next = std::min(absl::Now() + absl::Seconds(progress_s), end_time);
+    pollfd pfd = {g_run_signal_pipe[0], POLLIN, 0};
+    const int timeout_ms =
+        static_cast<int>(std::max<int64_t>(0, absl::ToInt64Milliseconds(next - absl::Now())));
+    char signal_number = 0;
+    if (poll(&pfd, 1, timeout_ms) > 0 && read(g_run_signal_pipe[0], &signal_number, 1) == 1) {
+      stop_reason = strsignal(signal_number);
+      break;
+    }
+    const Sample now = TakeSample(fleet);
+    const double dt = std::max(1e-9, absl::ToDoubleSeconds(now.at - previous.at));
+    const learner::LearnerStats ls = fleet.learner->stats();
+    const double run_dt = now.learner_run_s - previous.learner_run_s;
+    const double data_wait =
+        run_dt > 0 ? (now.data_wait_s - previous.data_wait_s) / run_dt : 0.0;
+    const int64_t batches = now.batches - previous.batches;
+    const double mean_batch = batches > 0 ? double(now.rows - previous.rows) / batches : 0.0;
+    const double elapsed = absl::ToDoubleSeconds(now.at - start_time);
+    std::string eval_text = "-";
+    {
+      absl::MutexLock lock(&eval_mu);
+      if (last_eval) eval_text = last_eval->Text();
+    }
+    std::cout << absl::StrFormat(
+                     "[%6.0fs] games %d (%.2f/s) positions/s %.0f evals/s %.0f batch %.1f/%d | "
+                     "replay %d | learner step %d (%.2f/s) loss %.3f (p %.3f v %.3f) "
+                     "wait %.0f%% | v%d serving v%d | eval %s",
+                     elapsed, now.games, (now.games - previous.games) / dt,
+                     (now.moves - previous.moves) / dt,
+                     (now.leaf_evaluations - previous.leaf_evaluations) / dt, mean_batch,
+                     config.max_batch, now.positions_stored, ls.steps,
+                     (now.steps - previous.steps) / dt, ls.last.total_loss, ls.last.policy_loss,
+                     ls.last.value_loss, 100 * data_wait, ls.published_version,
+                     fleet.inference->model_version(), eval_text)
+              << std::endl;
+    {
+      absl::MutexLock lock(&eval_mu);
+      progress_log << absl::StrFormat(
+                          "{\"event\": \"progress\", \"elapsed_s\": %.1f, \"games\": %d, "
+                          "\"games_per_sec\": %.3f, \"positions_per_sec\": %.1f, "
+                          "\"evals_per_sec\": %.1f, \"mean_batch\": %.2f, \"replay_positions\": %d, "
+                          "\"learner_steps\": %d, \"steps_per_sec\": %.3f, \"loss\": %.5f, "
+                          "\"policy_loss\": %.5f, \"value_loss\": %.5f, \"data_wait\": %.4f, "
+                          "\"published_version\": %d, \"serving_version\": %d}",
+                          elapsed, now.games, (now.games - previous.games) / dt,
+                          (now.moves - previous.moves) / dt,
+                          (now.leaf_evaluations - previous.leaf_evaluations) / dt, mean_batch,
+                          now.positions_stored, ls.steps, (now.steps - previous.steps) / dt,
+                          ls.last.total_loss, ls.last.policy_loss, ls.last.value_loss, data_wait,
+                          ls.published_version, fleet.inference->model_version())
+                   << std::endl;
+    }
+    previous = now;
+    if (absl::Now() >= end_time) break;
+    if (absl::Status actor_status = fleet.actor->Wait(absl::Now());
+        !absl::IsDeadlineExceeded(actor_status)) {
+      stop_reason = absl::StrCat("the actor stopped: ", actor_status.ToString());
+      break;
+    }
+  }
+  // A second Ctrl-C during the shutdown ends the process the usual way.
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+
+  // 7. Stop in an order that loses nothing acknowledged: actor, flush its games, learner (final
+  // checkpoint), then the servers.
+  std::cout << "zf run: stopping (" << stop_reason << ")" << std::endl;
+  stopping.store(true);
+  fleet.actor->Stop();
+  if (absl::Status flushed = fleet.sink->Flush(absl::Now() + absl::Seconds(30)); !flushed.ok()) {
+    // Usually the replay rate limiter: it holds inserts until the learner has sampled enough.
+    // Nothing is lost: Close() spools them and `zf run --resume` sends them.
+    std::cout << "zf run: " << fleet.sink->writer().stats().unacked
+              << " finished games not yet acknowledged by replay (" << flushed.message()
+              << "); they wait in " << dir << "/actor.spool for --resume" << std::endl;
+  }
+  fleet.sink->Close();
+  fleet.learner->Stop();
+  fleet.learner_thread.join();
+  eval_thread.join();
+  fleet.watcher->Stop();
+  fleet.inference->Shutdown();
+  fleet.model_server->Shutdown();
+  for (auto& shard : fleet.shards) shard->Shutdown();
+  fleet.metrics_server.reset();
+
+  const learner::LearnerStats ls = fleet.learner->stats();
+  const actor::ActorStats as = fleet.actor->stats();
+  const double elapsed = absl::ToDoubleSeconds(absl::Now() - start_time);
+  std::cout << absl::StrFormat(
+                   "zf run: %.0f s, %d games, %d learner steps, newest checkpoint v%d (%s); "
+                   "peak resident memory %.0f MiB",
+                   elapsed, as.games, ls.steps_this_run, ls.published_version, latest,
+                   PeakResidentBytes() / 1048576.0)
+            << std::endl;
+  // The final evaluation: the newest checkpoint against every baseline.
+  if (config.eval_games > 0 && ls.published_version > 1) {
+    std::error_code link_ec;
+    const std::string file = std::filesystem::canonical(latest, link_ec).string();
+    const std::atomic<bool> never{false};
+    absl::StatusOr<Evaluation> final_eval =
+        link_ec ? absl::StatusOr<Evaluation>(absl::NotFoundError(link_ec.message()))
+                : Evaluate(game, file, ls.published_version, config.eval_sims, baselines,
+                           config.eval_games, config.seed + 77, never);
+    if (final_eval.ok()) {
+      std::cout << "zf run: final evaluation " << final_eval->Text() << " (" << config.eval_sims
+                << " simulations, " << config.eval_games << " games per baseline)" << std::endl;
+      absl::MutexLock lock(&eval_mu);
+      std::string json = final_eval->Json(elapsed);
+      json.replace(json.find("\"evaluation\""), 12, "\"final_evaluation\"");
+      progress_log << json << std::endl;
+    } else {
+      ZF_LOG(WARNING) << "run: final evaluation: " << final_eval.status();
+    }
+  }
+  {
+    absl::MutexLock lock(&eval_mu);
+    progress_log << absl::StrFormat(
+                        "{\"event\": \"end\", \"elapsed_s\": %.1f, \"games\": %d, "
+                        "\"learner_steps\": %d, \"published_version\": %d, "
+                        "\"peak_resident_bytes\": %d}",
+                        elapsed, as.games, ls.steps_this_run, ls.published_version,
+                        PeakResidentBytes())
+                 << std::endl;
+  }
+  return fleet.learner_status;
+}
+
+}  // namespace
+
+std::vector<Command> RunCommands() {
+  return {
+      {"run",
+       "the whole fleet in one process (replay shards, learner, inference server, actor) on "
+       "loopback gRPC, with live progress and periodic evaluations",
+       "zf run --game G [--dir DIR] [--minutes M] [--net BxF] [--shards N] [--selfplay_sims N] "
+       "[--eval_vs SPEC,...] [--eval_games N] [--eval_sims N] [--progress_s S] "
+       "[--metrics_listen ADDR] [--seed S]\n"
+       "  zf run --resume --dir DIR [--minutes M]",
+       {"game", "dir", "minutes", "resume", "net", "shards", "selfplay_sims", "eval_vs",
+        "eval_games", "eval_sims", "progress_s", "metrics_listen", "seed"},
+       RunRun},
+  };
+}
+
+}  // namespace zf::cli

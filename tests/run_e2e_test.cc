@@ -1,0 +1,120 @@
+// The whole loop, end to end, as `zf run` runs it: replay shards, learner, model service,
+// inference server and actor in one process over loopback gRPC. Checks that data flows through
+// every stage (games played, stored in replay, sampled by the learner), that the model version
+// advances and the inference server serves the new version, that the run directory holds what
+// the documentation promises, and that --resume continues the run with newer versions.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/zf_cli_testing.h"
+
+namespace zf {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::zf::testing::ExpectUsageError;
+using ::zf::testing::ProcessResult;
+using ::zf::testing::Zf;
+
+std::string TempDir(const std::string& name) {
+  fs::path dir = fs::path(::testing::TempDir()) / absl::StrCat(name, "-", getpid());
+  fs::remove_all(dir);
+  return dir.string();
+}
+
+// The value of "key" in one flat JSON line (numbers only).
+double Field(const std::string& line, const std::string& key) {
+  const std::string needle = absl::StrCat("\"", key, "\": ");
+  size_t at = line.find(needle);
+  if (at == std::string::npos) return -1;
+  at += needle.size();
+  size_t end = line.find_first_of(",}", at);
+  double value = -1;
+  EXPECT_TRUE(absl::SimpleAtod(line.substr(at, end - at), &value)) << line;
+  return value;
+}
+
+std::vector<std::string> Lines(const std::string& path, const std::string& event) {
+  std::ifstream in(path);
+  std::vector<std::string> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find(absl::StrCat("\"event\": \"", event, "\"")) != std::string::npos) {
+      out.push_back(line);
+    }
+  }
+  return out;
+}
+
+TEST(RunE2eTest, TheWholeLoopTrainsAndServesNewVersionsAndResumes) {
+  const std::string dir = TempDir("zf-run");
+  ProcessResult r = Zf({"run", "--game", "tictactoe", "--dir", dir, "--minutes", "0.4",
+                        "--progress_s", "2", "--eval_games", "2", "--seed", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;
+  EXPECT_THAT(r.stdout_text, HasSubstr("zf run: tictactoe, network 2x32, 2 replay shards"));
+  EXPECT_THAT(r.stdout_text, HasSubstr("peak resident memory"));
+  EXPECT_THAT(r.stdout_text, HasSubstr("final evaluation v"));
+
+  // The run directory.
+  EXPECT_TRUE(fs::exists(dir + "/run.json"));
+  EXPECT_TRUE(fs::exists(dir + "/replay/shard-0"));
+  EXPECT_TRUE(fs::exists(dir + "/replay/shard-1"));
+  ASSERT_TRUE(fs::exists(dir + "/checkpoints/latest"));
+
+  // Data flowed through every stage, the version advanced, and the server served it.
+  const std::vector<std::string> progress = Lines(dir + "/progress.jsonl", "progress");
+  ASSERT_GE(progress.size(), 3u);
+  const std::string& last = progress.back();
+  EXPECT_GT(Field(last, "games"), 0) << last;
+  EXPECT_GT(Field(last, "replay_positions"), 0) << last;
+  EXPECT_GT(Field(last, "learner_steps"), 0) << last;
+  double most_served = 0;
+  for (const std::string& line : progress) {
+    most_served = std::max(most_served, Field(line, "serving_version"));
+  }
+  EXPECT_GE(Field(last, "published_version"), 2) << last;
+  EXPECT_GE(most_served, 2) << "the inference server never served a version the learner published";
+  const std::vector<std::string> end = Lines(dir + "/progress.jsonl", "end");
+  ASSERT_EQ(end.size(), 1u);
+  const double first_version = Field(end[0], "published_version");
+  EXPECT_GT(Field(end[0], "peak_resident_bytes"), 0);
+
+  // The newest checkpoint is usable as a player.
+  ProcessResult match = Zf({"match", "--game", "tictactoe", "--p1",
+                            absl::StrCat("net:", dir, "/checkpoints/latest:8"), "--p2", "random",
+                            "--games", "2", "--json"});
+  EXPECT_EQ(match.exit_code, 0) << match.stderr_text;
+
+  // A second start on the same directory must say --resume; with it, the run goes on.
+  ExpectUsageError({"run", "--game", "tictactoe", "--dir", dir, "--minutes", "0.1"},
+                   "--resume");
+  r = Zf({"run", "--resume", "--dir", dir, "--minutes", "0.2", "--progress_s", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;
+  EXPECT_THAT(r.stdout_text, HasSubstr("(resumed)"));
+  const std::vector<std::string> ends = Lines(dir + "/progress.jsonl", "end");
+  ASSERT_EQ(ends.size(), 2u);
+  EXPECT_GT(Field(ends[1], "published_version"), first_version);
+  fs::remove_all(dir);
+}
+
+TEST(RunE2eTest, BadInputIsAUsageError) {
+  ExpectUsageError({"run", "--game", "chess"}, "chess");
+  ExpectUsageError({"run", "--game", "tictactoe", "--net", "2by32"}, "--net");
+  ExpectUsageError({"run", "--game", "tictactoe", "--shards", "0"}, "--shards");
+  ExpectUsageError({"run", "--game", "tictactoe", "--minutes", "-1"}, "--minutes");
+  ExpectUsageError({"run", "--game", "tictactoe", "--eval_vs", "perfectly"}, "perfectly");
+  ExpectUsageError({"run", "--resume"}, "--dir");
+  ExpectUsageError({"run", "--resume", "--dir", TempDir("zf-run-none")}, "run.json");
+}
+
+}  // namespace
+}  // namespace zf
