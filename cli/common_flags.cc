@@ -14,3 +14,7 @@ ABSL_FLAG(std::string, metrics_listen, "",
           "HOST:PORT for the Prometheus /metrics endpoint (empty: none; port 0 picks one)");
 ABSL_FLAG(int, blocks, 4, "network shape: residual blocks");
 ABSL_FLAG(int, filters, 64, "network shape: filters per convolution");
+// Shared by `zf actor` and `zf learner` (one absl flag per name in the binary).
+ABSL_FLAG(std::string, replay, "",
+          "replay shard addresses, HOST:PORT[,HOST:PORT...] (actor: where games go; learner: "
+          "where batches come from)");

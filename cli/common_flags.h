@@ -13,3 +13,4 @@ ABSL_DECLARE_FLAG(std::string, listen);
 ABSL_DECLARE_FLAG(std::string, metrics_listen);
 ABSL_DECLARE_FLAG(int, blocks);
 ABSL_DECLARE_FLAG(int, filters);
+ABSL_DECLARE_FLAG(std::string, replay);

@@ -54,7 +54,6 @@ ABSL_DECLARE_FLAG(std::string, checkpoint);
 ABSL_DECLARE_FLAG(double, seconds);
 
 ABSL_FLAG(std::string, inference, "", "actor: the inference server, HOST:PORT");
-ABSL_FLAG(std::string, replay, "", "actor: comma-separated replay shard addresses (HOST:PORT,...)");
 ABSL_FLAG(int, games_per_worker, 32, "actor: games each worker thread plays at once (1..4096)");
 ABSL_FLAG(bool, local, false,
           "actor: evaluate in process, one position at a time, with --checkpoint or a fresh "

@@ -34,7 +34,6 @@
 // Defined by `zf replay` (cli/commands/replay_commands.cc); the learner's run directory.
 ABSL_DECLARE_FLAG(std::string, dir);
 
-ABSL_FLAG(std::string, replay, "", "learner: replay shard addresses, HOST:PORT[,HOST:PORT...]");
 ABSL_FLAG(int, batch_size, 256, "learner: positions per training batch (1..65536)");
 ABSL_FLAG(int64_t, steps_per_checkpoint, 1000,
           "learner: optimizer steps between published checkpoints (>= 1)");

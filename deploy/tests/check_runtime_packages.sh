@@ -10,7 +10,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 packages="$("$here/../docker/runtime-packages.sh" "$zf")"
 echo "$packages" | tr '\n' ' '; echo
 status=0
-for expected in libabsl20220623 libgrpc++1.51 libprotobuf32 libcivetweb1 libtorch1.13 libssl3 zlib1g; do
+for expected in libabsl20220623 libgrpc++1.51 libprotobuf32 libcpp-httplib0.11 libtorch1.13 libssl3 zlib1g; do
   if ! grep -qx -- "$expected" <<<"$packages"; then
     echo "FAIL: runtime-packages.sh does not name $expected"; status=1
   fi
