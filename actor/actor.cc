@@ -466,6 +466,13 @@ Actor::Actor(ActorOptions options, std::shared_ptr<AsyncEvaluator> evaluator, Ga
                                  .Register(r)
                                  .Add({});
   metrics_->model_version->Set(-1);
+  // The denominator of the evaluation-wait share (`zf top`): wait seconds per worker second.
+  metrics::BuildGauge()
+      .Name("zf_actor_workers")
+      .Help("Self-play worker threads of this actor.")
+      .Register(r)
+      .Add({})
+      .Set(static_cast<double>(options_.workers));
   metrics_->game_length = &metrics::BuildHistogram()
                                .Name("zf_actor_game_length_moves")
                                .Help("Length of finished self-play games, in moves.")

@@ -6,6 +6,7 @@
 #include "cli/commands/inference_commands.h"
 #include "cli/commands/learner_commands.h"
 #include "cli/commands/model_commands.h"
+#include "cli/commands/ops_commands.h"
 #include "cli/commands/player_commands.h"
 #include "cli/commands/replay_commands.h"
 #include "cli/commands/run_commands.h"
@@ -24,6 +25,7 @@ const std::vector<Command>& Commands() {
     for (Command& c : LearnerCommands()) all->push_back(std::move(c));
     for (Command& c : GtpCommands()) all->push_back(std::move(c));
     for (Command& c : RunCommands()) all->push_back(std::move(c));
+    for (Command& c : OpsCommands()) all->push_back(std::move(c));
     return all;
   }();
   return *commands;

@@ -88,6 +88,9 @@ def check_fleet(c, label, config, gpu, used_flags):
             test = service.get("healthcheck", {}).get("test", [])
             c.expect(test == ["CMD", "zf", "health", f"--target=localhost:{spec['grpc']}"],
                      f"{where}: gRPC health check on its port, got {test}")
+            # `zf health` must accept the flags the health check passes (checked with --zf).
+            used_flags.setdefault("health", set()).update(
+                a[2:].split("=")[0] for a in test[3:] if a.startswith("--"))
         else:
             c.expect("container_name" not in service and "ports" not in service,
                      f"{where}: scalable (no container_name, no host ports)")
