@@ -58,11 +58,13 @@ std::vector<std::string> Lines(const std::string& path, const std::string& event
 TEST(RunE2eTest, TheWholeLoopTrainsAndServesNewVersionsAndResumes) {
   const std::string dir = TempDir("zf-run");
   ProcessResult r = Zf({"run", "--game", "tictactoe", "--dir", dir, "--minutes", "0.4",
+                        "--fleet_view",
                         "--progress_s", "2", "--eval_games", "2", "--seed", "3"});
   ASSERT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;
   EXPECT_THAT(r.stdout_text, HasSubstr("zf run: tictactoe, network 2x32, 2 replay shards"));
   EXPECT_THAT(r.stdout_text, HasSubstr("peak resident memory"));
   EXPECT_THAT(r.stdout_text, HasSubstr("final evaluation v"));
+  EXPECT_THAT(r.stdout_text, HasSubstr("bottleneck"));  // the zf top view, in-process
 
   // The run directory.
   EXPECT_TRUE(fs::exists(dir + "/run.json"));
@@ -112,6 +114,7 @@ TEST(RunE2eTest, BadInputIsAUsageError) {
   ExpectUsageError({"run", "--game", "tictactoe", "--shards", "0"}, "--shards");
   ExpectUsageError({"run", "--game", "tictactoe", "--minutes", "-1"}, "--minutes");
   ExpectUsageError({"run", "--game", "tictactoe", "--eval_vs", "perfectly"}, "perfectly");
+  ExpectUsageError({"run", "--game", "tictactoe", "--eval_games", "-2"}, "--eval_games");
   ExpectUsageError({"run", "--resume"}, "--dir");
   ExpectUsageError({"run", "--resume", "--dir", TempDir("zf-run-none")}, "run.json");
 }

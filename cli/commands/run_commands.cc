@@ -52,6 +52,7 @@
 #include "cli/json.h"
 #include "cli/players.h"
 #include "cli/serving_model.h"
+#include "cli/top/fleet_view.h"
 #include "common/logging.h"
 #include "common/metrics/build_info.h"
 #include "common/metrics/metrics_server.h"
@@ -71,10 +72,13 @@ ABSL_FLAG(bool, resume, false, "run: continue the run in --dir (its run.json dec
 ABSL_FLAG(std::string, net, "", "run: network shape BLOCKSxFILTERS, e.g. 2x32 (default: per game)");
 ABSL_FLAG(int, shards, 2, "run: replay shards (1..16)");
 ABSL_FLAG(int, selfplay_sims, 0, "run: simulations per full self-play search (0: per game)");
-ABSL_FLAG(int, eval_games, 0, "run: games per baseline in each evaluation (0: per game)");
+ABSL_FLAG(int, eval_games, -1,
+          "run: games per baseline in each evaluation (0: no evaluations; -1: per game)");
 ABSL_FLAG(int, eval_sims, 0, "run: simulations of the network player in evaluations (0: per game)");
 ABSL_FLAG(std::string, eval_vs, "",
           "run: comma-separated baseline players for evaluations (default: per game)");
+ABSL_FLAG(bool, fleet_view, false,
+          "run: print the whole `zf top` fleet view at each progress line, not only its bottleneck");
 ABSL_FLAG(double, progress_s, 10, "run: seconds between progress lines (0.5..3600)");
 
 namespace zf::cli {
@@ -361,6 +365,19 @@ Sample TakeSample(Fleet& fleet) {
   return s;
 }
 
+// The fleet's registries as `zf top` targets (one per component), for the same view in-process.
+top::FleetScrape ScrapeFleet(Fleet& fleet) {
+  top::FleetScrape scrape;
+  scrape.push_back(top::TargetFromRegistry("actor", *fleet.actor_registry));
+  scrape.push_back(top::TargetFromRegistry("inference", fleet.inference->registry()));
+  scrape.push_back(top::TargetFromRegistry("learner", *fleet.learner_registry));
+  for (size_t k = 0; k < fleet.shards.size(); ++k) {
+    scrape.push_back(
+        top::TargetFromRegistry(absl::StrCat("replay-", k), *fleet.shards[k]->registry()));
+  }
+  return scrape;
+}
+
 absl::Status RunRun(const std::vector<std::string>& args) {
   if (!args.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("unexpected argument \"", args[0], "\""));
@@ -408,14 +425,14 @@ absl::Status RunRun(const std::vector<std::string>& args) {
           absl::StrCat("--shards must be in 1..16, got ", config.shards));
     }
     if (int v = absl::GetFlag(FLAGS_selfplay_sims); v != 0) config.selfplay_sims = v;
-    if (int v = absl::GetFlag(FLAGS_eval_games); v != 0) config.eval_games = v;
+    if (int v = absl::GetFlag(FLAGS_eval_games); v >= 0) config.eval_games = v;
     if (int v = absl::GetFlag(FLAGS_eval_sims); v != 0) config.eval_sims = v;
     if (std::string v = absl::GetFlag(FLAGS_eval_vs); !v.empty()) config.eval_vs = v;
     if (config.selfplay_sims < 0 || config.selfplay_sims > 100000) {
       return absl::InvalidArgumentError("--selfplay_sims must be in 0..100000");
     }
-    if (config.eval_games < 0 || config.eval_games > 10000) {
-      return absl::InvalidArgumentError("--eval_games must be in 0..10000");
+    if (absl::GetFlag(FLAGS_eval_games) < -1 || config.eval_games > 10000) {
+      return absl::InvalidArgumentError("--eval_games must be in -1..10000");
     }
     if (config.eval_sims < 0 || config.eval_sims > 100000) {
       return absl::InvalidArgumentError("--eval_sims must be in 0..100000");
@@ -620,6 +637,8 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   const absl::Time end_time =
       minutes > 0 ? start_time + absl::Seconds(minutes * 60) : absl::InfiniteFuture();
   Sample previous = TakeSample(fleet);
+  top::FleetScrape previous_scrape = ScrapeFleet(fleet);
+  const bool full_view = absl::GetFlag(FLAGS_fleet_view);
   std::string stop_reason = "time is up";
   while (true) {
     const absl::Time next = std::min(absl::Now() + absl::Seconds(progress_s), end_time);
@@ -674,6 +693,16 @@ absl::Status RunRun(const std::vector<std::string>& args) {
                           ls.published_version, fleet.inference->model_version())
                    << std::endl;
     }
+    // The `zf top` view of the same fleet: its bottleneck line, or all of it.
+    top::FleetScrape scrape = ScrapeFleet(fleet);
+    const top::FleetView view = top::ComputeFleetView(previous_scrape, scrape, dt);
+    if (full_view) {
+      std::cout << top::RenderFleetView(view) << std::flush;
+    } else {
+      std::cout << "         bottleneck: " << view.bottleneck.component << " ("
+                << view.bottleneck.reason << ")" << std::endl;
+    }
+    previous_scrape = std::move(scrape);
     previous = now;
     if (absl::Now() >= end_time) break;
     if (absl::Status actor_status = fleet.actor->Wait(absl::Now());
@@ -758,11 +787,11 @@ std::vector<Command> RunCommands() {
        "the whole fleet in one process (replay shards, learner, inference server, actor) on "
        "loopback gRPC, with live progress and periodic evaluations",
        "zf run --game G [--dir DIR] [--minutes M] [--net BxF] [--shards N] [--selfplay_sims N] "
-       "[--eval_vs SPEC,...] [--eval_games N] [--eval_sims N] [--progress_s S] "
+       "[--eval_vs SPEC,...] [--eval_games N] [--eval_sims N] [--progress_s S] [--fleet_view] "
        "[--metrics_listen ADDR] [--seed S]\n"
        "  zf run --resume --dir DIR [--minutes M]",
        {"game", "dir", "minutes", "resume", "net", "shards", "selfplay_sims", "eval_vs",
-        "eval_games", "eval_sims", "progress_s", "metrics_listen", "seed"},
+        "eval_games", "eval_sims", "progress_s", "fleet_view", "metrics_listen", "seed"},
        RunRun},
   };
 }
