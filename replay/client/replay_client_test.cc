@@ -37,14 +37,14 @@ class ReplayClientTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  std::unique_ptr<ReplayServer> StartServer(int index, int port = 0) {
+  std::unique_ptr<ReplayServer> StartServer(int index, int port = 0, double error_buffer = 1e6) {
     ReplayServerOptions o;
     o.listen = absl::StrCat("127.0.0.1:", port);
     o.dir = absl::StrCat(dir_, "/shard", index);
     o.capacity_positions = 100000;
     o.samples_per_insert = 1.0;
     o.min_size_to_sample = 10;
-    o.error_buffer = 1e6;
+    o.error_buffer = error_buffer;
     o.max_positions_per_game = 16;
     o.max_sample_positions = 64;
     o.insert_workers.num_threads = 4;
@@ -167,6 +167,48 @@ TEST_F(ReplayClientTest, WriterClosedWhileShardsAreDownResendsFromTheSpoolNextTi
   EXPECT_EQ(Info(*server).games(), 3);
 }
 
+// One shard's rate limiter holds samples back for good (it gets no more inserts); the sampler
+// must turn to the other shard instead of waiting on it (sample_timeout is an hour here, so
+// waiting would fail every Next deadline below).
+TEST_F(ReplayClientTest, SamplerTurnsAwayFromAShardWhoseRateLimiterHoldsSamples) {
+  std::unique_ptr<ReplayServer> a = StartServer(0);
+  // samples_per_insert 1, min size 10, band +-41 around 10: b takes at most 51 positions
+  // before it holds inserts, and 50 positions allow about 80 sampled positions (10 batches).
+  std::unique_ptr<ReplayServer> b = StartServer(1, 0, /*error_buffer=*/41);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  for (ReplayServer* server : {a.get(), b.get()}) {
+    const int games = server == b.get() ? 5 : 10;
+    auto stub =
+        Replay::NewStub(grpc_util::CreateChannel(absl::StrCat("127.0.0.1:", server->port())));
+    InsertRequest request;
+    for (int i = 0; i < games; ++i) {
+      *request.add_games() = testing::MakeRecord(absl::StrCat("g", i), 10);
+    }
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    InsertResponse response;
+    ASSERT_TRUE(stub->Insert(&context, request, &response).ok());
+  }
+  ReplaySamplerOptions options;
+  options.shards = {absl::StrCat("127.0.0.1:", a->port()), absl::StrCat("127.0.0.1:", b->port())};
+  options.batch_size = 8;
+  options.prefetch = 1;
+  options.seed = 11;
+  options.sample_timeout = absl::Hours(1);
+  options.shard_wait = absl::Milliseconds(50);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ReplaySampler> sampler, ReplaySampler::Create(options));
+  for (int i = 0; i < 60; ++i) {
+    absl::StatusOr<zerofleet::v1::SampleBatch> batch = sampler->Next(absl::Now() + absl::Seconds(60));
+    ASSERT_TRUE(batch.ok()) << "batch " << i << ": " << batch.status();
+  }
+  ReplaySamplerStats stats = sampler->stats();
+  ASSERT_EQ(stats.batches_per_shard.size(), 2u);
+  EXPECT_LE(stats.batches_per_shard[1], 11);  // b's credit: about 80 positions, batches of 8
+  EXPECT_GE(stats.batches_per_shard[0], 49);
+  sampler->Close();
+}
+
 TEST_F(ReplayClientTest, SamplerDrawsFromShardsInProportionToTheirSizes) {
   std::unique_ptr<ReplayServer> a = StartServer(0);
   std::unique_ptr<ReplayServer> b = StartServer(1);
@@ -192,6 +234,7 @@ TEST_F(ReplayClientTest, SamplerDrawsFromShardsInProportionToTheirSizes) {
   options.batch_size = 8;
   options.prefetch = 2;
   options.seed = 7;
+  options.shard_wait = absl::Seconds(30);  // proportions, not the hold-back rule, are tested here
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<ReplaySampler> sampler, ReplaySampler::Create(options));
   for (int i = 0; i < 200; ++i) {
     ASSERT_OK_AND_ASSIGN(zerofleet::v1::SampleBatch batch,
