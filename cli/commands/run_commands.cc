@@ -131,6 +131,12 @@ RunConfig DefaultConfig(const games::GameConfig& game) {
       c.steps_per_checkpoint = 100, c.capacity = 150'000, c.min_size_to_sample = 2000;
       c.eval_games = 20, c.eval_sims = 128, c.eval_vs = "mcts:200,mcts:1000";
       break;
+    case games::GameConfig::Kind::kGo:
+      // GNU Go is the fixed baseline (zf match's gnugo:LEVEL player; Debian's gnugo package).
+      c.blocks = 4, c.filters = 32, c.selfplay_sims = 64, c.batch_size = 256;
+      c.steps_per_checkpoint = 100, c.capacity = 200'000, c.min_size_to_sample = 2000;
+      c.eval_games = 4, c.eval_sims = 64, c.eval_vs = "gnugo:1";
+      break;
     default:
       c.blocks = 3, c.filters = 32, c.selfplay_sims = 128, c.batch_size = 256;
       c.steps_per_checkpoint = 100, c.capacity = 150'000, c.min_size_to_sample = 2000;
