@@ -15,6 +15,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "cli/common_flags.h"
+#include "cli/move_list.h"
 #include "cli/json.h"
 #include "common/status_macros.h"
 #include "games/game.h"
@@ -40,30 +41,6 @@ std::string ReturnsJson(const G& game) {
   if (!game.IsTerminal()) return "null";
   games::Returns r = game.Returns();
   return absl::StrCat("[", static_cast<int>(r[0]), ", ", static_cast<int>(r[1]), "]");
-}
-
-template <games::Game G>
-absl::Status ApplyMoves(G& game, const std::string& moves) {
-  if (moves.empty()) return absl::OkStatus();
-  std::vector<std::string> tokens = absl::StrSplit(moves, ',');
-  for (size_t ply = 0; ply < tokens.size(); ++ply) {
-    const std::string& token = tokens[ply];
-    if (game.IsTerminal()) {
-      return absl::InvalidArgumentError(absl::StrCat("move ", ply + 1, " \"", token,
-                                                     "\": the game is already over"));
-    }
-    absl::StatusOr<int> action = game.ParseAction(token);
-    if (!action.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("move ", ply + 1, " \"", token, "\": ", action.status().message()));
-    }
-    if (!game.IsLegal(*action)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("move ", ply + 1, " \"", token, "\" is illegal in this position"));
-    }
-    game.Apply(*action);
-  }
-  return absl::OkStatus();
 }
 
 absl::Status RunPerft(const std::vector<std::string>& args) {
@@ -94,7 +71,7 @@ absl::Status RunPosition(const std::vector<std::string>& args) {
   ZF_RETURN_IF_ERROR(NoPositional(args));
   ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
   return games::VisitGame(config, [&](auto game) -> absl::Status {
-    ZF_RETURN_IF_ERROR(ApplyMoves(game, absl::GetFlag(FLAGS_moves)));
+    ZF_RETURN_IF_ERROR(ApplyMoveList(game, absl::GetFlag(FLAGS_moves)));
     std::vector<int> legal;
     if (!game.IsTerminal()) game.LegalActions(&legal);
     if (absl::GetFlag(FLAGS_json)) {

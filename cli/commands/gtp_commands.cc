@@ -15,6 +15,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "cli/common_flags.h"
+#include "cli/move_list.h"
 #include "cli/gtp/gtp_engine.h"
 #include "cli/json.h"
 #include "cli/players.h"
@@ -72,30 +73,6 @@ absl::Status RunGtp(const std::vector<std::string>& args) {
       return absl::OkStatus();
     }
   });
-}
-
-template <games::Game G>
-absl::Status ApplyMoveList(G& game, const std::string& moves) {
-  if (moves.empty()) return absl::OkStatus();
-  std::vector<std::string> tokens = absl::StrSplit(moves, ',');
-  for (size_t ply = 0; ply < tokens.size(); ++ply) {
-    const std::string& token = tokens[ply];
-    if (game.IsTerminal()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("move ", ply + 1, " \"", token, "\": the game is already over"));
-    }
-    absl::StatusOr<int> action = game.ParseAction(token);
-    if (!action.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("move ", ply + 1, " \"", token, "\": ", action.status().message()));
-    }
-    if (!game.IsLegal(*action)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("move ", ply + 1, " \"", token, "\" is illegal in this position"));
-    }
-    game.Apply(*action);
-  }
-  return absl::OkStatus();
 }
 
 absl::Status RunAnalyze(const std::vector<std::string>& args) {
