@@ -32,13 +32,15 @@ using inference::InferenceServer;
 
 inference::ModelSpec TicTacToeSpec() {
   const games::TicTacToe t;
-  return {.input_channels = t.Shape().channels, .board_height = t.Shape().height,
-          .board_width = t.Shape().width, .num_actions = t.NumActions()};
+  return {.input_channels = t.Shape().channels,
+          .board_height = t.Shape().height,
+          .board_width = t.Shape().width,
+          .num_actions = t.NumActions()};
 }
 
 std::shared_ptr<FakeBackend> Fake(int64_t version) {
-  auto backend = FakeBackend::Create({.spec = TicTacToeSpec(), .max_batch = 1024,
-                                      .version = version});
+  auto backend =
+      FakeBackend::Create({.spec = TicTacToeSpec(), .max_batch = 1024, .version = version});
   EXPECT_TRUE(backend.ok()) << backend.status();
   return std::shared_ptr<FakeBackend>(std::move(*backend));
 }
@@ -117,9 +119,8 @@ TEST(ActorTest, PlaysCompleteGamesAgainstAnInferenceServerIntoTheFileSink) {
   const std::string dir = TempDir("complete");
   ASSERT_OK_AND_ASSIGN(auto sink, FileGameSink::Create({.dir = dir, .actor_id = "test"}));
   auto registry = std::make_shared<metrics::Registry>();
-  ASSERT_OK_AND_ASSIGN(auto actor,
-                       Actor::Create(SmallOptions(20), Connect(server->port()), sink.get(),
-                                     registry));
+  ASSERT_OK_AND_ASSIGN(
+      auto actor, Actor::Create(SmallOptions(20), Connect(server->port()), sink.get(), registry));
   ASSERT_OK(actor->Start());
   ASSERT_OK(actor->Wait(absl::Now() + absl::Seconds(120)));
   actor->Stop();
@@ -179,8 +180,8 @@ TEST(ActorTest, KeepsPlayingWhenTheServerIsRestartedOnTheSamePort) {
   std::vector<zerofleet::v1::GameRecord> games = ReadAll(dir);
   ASSERT_EQ(games.size(), 16u);
   std::set<int64_t> versions;
-  for (const auto& game : games) versions.insert(game.model_versions().begin(),
-                                                 game.model_versions().end());
+  for (const auto& game : games)
+    versions.insert(game.model_versions().begin(), game.model_versions().end());
   EXPECT_TRUE(versions.count(2)) << "no game was played by the restarted server";
   EXPECT_EQ(actor->stats().model_version, 2);
 }
@@ -208,8 +209,8 @@ TEST(ActorTest, PutsGamesIntoReplayShardsThroughTheReplaySink) {
   writer_options.seed = 1;
   ASSERT_OK_AND_ASSIGN(auto writer, replay::ShardedReplayWriter::Create(writer_options));
   ReplayGameSink sink(std::move(writer));
-  ASSERT_OK_AND_ASSIGN(auto actor, Actor::Create(SmallOptions(12), Connect(server->port()), &sink,
-                                                 nullptr));
+  ASSERT_OK_AND_ASSIGN(auto actor,
+                       Actor::Create(SmallOptions(12), Connect(server->port()), &sink, nullptr));
   ASSERT_OK(actor->Start());
   ASSERT_OK(actor->Wait(absl::Now() + absl::Seconds(120)));
   ASSERT_OK(sink.Flush(absl::Now() + absl::Seconds(60)));
@@ -303,8 +304,7 @@ TEST(ActorTest, StopDropsGamesInFlightAndWaitSaysCancelled) {
   auto evaluator = std::make_shared<HoldingEvaluator>();
   const std::string dir = TempDir("stop");
   ASSERT_OK_AND_ASSIGN(auto sink, FileGameSink::Create({.dir = dir, .actor_id = "test"}));
-  ASSERT_OK_AND_ASSIGN(auto actor,
-                       Actor::Create(SmallOptions(0), evaluator, sink.get(), nullptr));
+  ASSERT_OK_AND_ASSIGN(auto actor, Actor::Create(SmallOptions(0), evaluator, sink.get(), nullptr));
   ASSERT_OK(actor->Start());
   ASSERT_TRUE(testing::WaitFor([&] { return evaluator->held() == 4; }));  // 2 workers x 2
   actor->Stop();
@@ -322,8 +322,8 @@ TEST(ActorTest, AModelThatDoesNotFitTheGameStopsTheActorWithInvalidArgument) {
   ASSERT_NE(server, nullptr);
   const std::string dir = TempDir("misfit");
   ASSERT_OK_AND_ASSIGN(auto sink, FileGameSink::Create({.dir = dir, .actor_id = "test"}));
-  ASSERT_OK_AND_ASSIGN(auto actor, Actor::Create(SmallOptions(4), Connect(server->port()),
-                                                 sink.get(), nullptr));
+  ASSERT_OK_AND_ASSIGN(
+      auto actor, Actor::Create(SmallOptions(4), Connect(server->port()), sink.get(), nullptr));
   ASSERT_OK(actor->Start());
   const absl::Status status = actor->Wait(absl::Now() + absl::Seconds(60));
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
@@ -339,10 +339,9 @@ TEST(ActorOptionsTest, ValidateNamesTheBadField) {
   options = ActorOptions::ForGame("tictactoe");
   options.actor_id = "bad id";
   EXPECT_THAT(options.Validate().message(), ::testing::HasSubstr("actor_id"));
-  EXPECT_EQ(Actor::Create(ActorOptions::ForGame("tictactoe"), nullptr, nullptr, nullptr)
-                .status()
-                .code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      Actor::Create(ActorOptions::ForGame("tictactoe"), nullptr, nullptr, nullptr).status().code(),
+      absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

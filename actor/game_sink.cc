@@ -72,8 +72,8 @@ absl::Status FileGameSink::OpenNext() {
     fd_ = -1;
   }
   for (;; ++next_index_) {
-    const std::string path = absl::StrCat(options_.dir, "/games-", options_.actor_id, "-",
-                                          next_index_, ".zfgames");
+    const std::string path =
+        absl::StrCat(options_.dir, "/games-", options_.actor_id, "-", next_index_, ".zfgames");
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0 && errno == EEXIST) continue;
     if (fd < 0) return Errno(absl::StrCat("cannot create ", path));

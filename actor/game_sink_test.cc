@@ -53,9 +53,9 @@ zerofleet::v1::GameRecord Proto(const std::string& id, uint64_t seed) {
 TEST(RecordProtoTest, SelfPlayGamesPassTheReplayValidator) {
   for (uint64_t seed = 1; seed <= 5; ++seed) {
     search::GameRecord record = PlayOne<games::ConnectFour>(seed, 0.5f);
-    ASSERT_OK_AND_ASSIGN(zerofleet::v1::GameRecord proto,
-                         ToProto(record, absl::StrCat("g", seed), {2, 1, 2},
-                                 games::ConnectFour().Symmetries()));
+    ASSERT_OK_AND_ASSIGN(
+        zerofleet::v1::GameRecord proto,
+        ToProto(record, absl::StrCat("g", seed), {2, 1, 2}, games::ConnectFour().Symmetries()));
     EXPECT_OK(replay::ValidateGameRecord(proto, replay::TableOptions{}));
     EXPECT_EQ(proto.num_positions(), record.NumPositions());
     EXPECT_EQ(proto.game(), "connect4");
@@ -73,8 +73,7 @@ TEST(RecordProtoTest, RefusesEmptyGamesAndBadIds) {
   EXPECT_THAT(ToProto(record, "", {}, {}).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(ToProto(record, std::string(129, 'x'), {}, {}).status().code(),
               absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(ToProto(record, "ok", {-1}, {}).status().code(),
-              absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(ToProto(record, "ok", {-1}, {}).status().code(), absl::StatusCode::kInvalidArgument);
   search::GameRecord empty;
   empty.game = "tictactoe";
   empty.shape = games::TicTacToe().Shape();
@@ -85,7 +84,8 @@ TEST(RecordProtoTest, RefusesEmptyGamesAndBadIds) {
 TEST(FileGameSinkTest, WritesRecordsThatReadBackWhole) {
   const std::string dir = TempDir("roundtrip");
   ASSERT_OK_AND_ASSIGN(auto sink, FileGameSink::Create({.dir = dir, .actor_id = "t1"}));
-  for (int i = 0; i < 5; ++i) ASSERT_OK(sink->Put(Proto(absl::StrCat("id", i), i + 1), absl::Now()));
+  for (int i = 0; i < 5; ++i)
+    ASSERT_OK(sink->Put(Proto(absl::StrCat("id", i), i + 1), absl::Now()));
   ASSERT_OK(sink->Flush(absl::InfiniteFuture()));
   ASSERT_EQ(sink->files().size(), 1u);
   EXPECT_EQ(sink->files()[0], dir + "/games-t1-0.zfgames");
@@ -105,7 +105,8 @@ TEST(FileGameSinkTest, RotatesBySizeAndNeverOverwritesOnRestart) {
   {
     ASSERT_OK_AND_ASSIGN(auto sink,
                          FileGameSink::Create({.dir = dir, .actor_id = "r", .max_file_bytes = 1}));
-    for (int i = 0; i < 3; ++i) ASSERT_OK(sink->Put(Proto(absl::StrCat("a", i), i + 1), absl::Now()));
+    for (int i = 0; i < 3; ++i)
+      ASSERT_OK(sink->Put(Proto(absl::StrCat("a", i), i + 1), absl::Now()));
     EXPECT_EQ(sink->files().size(), 3u);  // one record per file
   }
   ASSERT_OK_AND_ASSIGN(auto again, FileGameSink::Create({.dir = dir, .actor_id = "r"}));
@@ -121,7 +122,8 @@ TEST(FileGameSinkTest, ReportsATornTailAndKeepsTheRecordsBeforeIt) {
   std::string path;
   {
     ASSERT_OK_AND_ASSIGN(auto sink, FileGameSink::Create({.dir = dir, .actor_id = "x"}));
-    for (int i = 0; i < 3; ++i) ASSERT_OK(sink->Put(Proto(absl::StrCat("t", i), i + 1), absl::Now()));
+    for (int i = 0; i < 3; ++i)
+      ASSERT_OK(sink->Put(Proto(absl::StrCat("t", i), i + 1), absl::Now()));
     path = sink->files()[0];
   }
   const auto size = std::filesystem::file_size(path);
@@ -150,8 +152,7 @@ TEST(FileGameSinkTest, ReportsCorruptionAsDataLoss) {
 }
 
 TEST(FileGameSinkTest, RejectsBadOptions) {
-  EXPECT_EQ(FileGameSink::Create({.dir = ""}).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(FileGameSink::Create({.dir = ""}).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(FileGameSink::Create({.dir = "/tmp/x", .actor_id = "a/b"}).status().code(),
             absl::StatusCode::kInvalidArgument);
 }

@@ -14,6 +14,7 @@ ABSL_FLAG(std::string, metrics_listen, "",
           "HOST:PORT for the Prometheus /metrics endpoint (empty: none; port 0 picks one)");
 ABSL_FLAG(int, blocks, 4, "network shape: residual blocks");
 ABSL_FLAG(int, filters, 64, "network shape: filters per convolution");
-ABSL_FLAG(std::string, dir, "",
-          "a directory: the replay shard's log (zf replay), the run directory (zf learner, zf run)");
+ABSL_FLAG(
+    std::string, dir, "",
+    "a directory: the replay shard's log (zf replay), the run directory (zf learner, zf run)");
 ABSL_FLAG(std::string, replay, "", "replay shard addresses, HOST:PORT[,HOST:PORT...]");

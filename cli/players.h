@@ -32,9 +32,9 @@
 #include "common/status_macros.h"
 #include "games/game.h"
 #include "games/go/go.h"
+#include "games/tictactoe/tictactoe.h"
 #include "gtp/gtp_client.h"
 #include "gtp/vertex.h"
-#include "games/tictactoe/tictactoe.h"
 #include "model/game_network.h"
 #include "model/inference_session.h"
 #include "model/local_evaluator.h"
@@ -133,12 +133,11 @@ class MctsPlayer final : public Player<G> {
     std::vector<search::ChildStats> children = mcts_->RootChildren();
     std::sort(children.begin(), children.end(),
               [](const auto& a, const auto& b) { return a.visits > b.visits; });
-    std::string out = absl::StrFormat("value %+.3f over %d visits; top moves:",
-                                      mcts_->RootValue(), mcts_->RootVisits());
+    std::string out = absl::StrFormat("value %+.3f over %d visits; top moves:", mcts_->RootValue(),
+                                      mcts_->RootVisits());
     for (size_t i = 0; i < children.size() && i < 5; ++i) {
-      absl::StrAppendFormat(&out, "  %s %d visits (%+.2f)",
-                            game.ActionToString(children[i].action), children[i].visits,
-                            children[i].value);
+      absl::StrAppendFormat(&out, "  %s %d visits (%+.2f)", game.ActionToString(children[i].action),
+                            children[i].visits, children[i].value);
     }
     return out;
   }
@@ -148,15 +147,14 @@ class MctsPlayer final : public Player<G> {
   }
 
  private:
-  MctsPlayer(std::unique_ptr<search::Mcts<G>> mcts,
-             std::unique_ptr<search::Evaluator<G>> evaluator, int batch_size)
+  MctsPlayer(std::unique_ptr<search::Mcts<G>> mcts, std::unique_ptr<search::Evaluator<G>> evaluator,
+             int batch_size)
       : mcts_(std::move(mcts)), evaluator_(std::move(evaluator)), batch_size_(batch_size) {}
 
   std::unique_ptr<search::Mcts<G>> mcts_;
   std::unique_ptr<search::Evaluator<G>> evaluator_;
   int batch_size_;
 };
-
 
 // GNU Go as a player: a GTP subprocess told every move. The player follows one game at a time,
 // played move by move from the empty board: at each ChooseAction it finds the opponent's move
@@ -173,11 +171,10 @@ class GnuGoPlayer final : public Player<games::Go> {
     ZF_ASSIGN_OR_RETURN(std::string binary, gtp::FindGnuGo());
     ZF_ASSIGN_OR_RETURN(
         std::unique_ptr<gtp::GtpClient> client,
-        gtp::GtpClient::Create({.argv = {binary, "--mode", "gtp", "--level", absl::StrCat(level),
-                                         "--chinese-rules", "--positional-superko",
-                                         "--forbid-suicide", "--capture-all-dead", "--komi",
-                                         absl::StrCat(start.Komi()), "--boardsize",
-                                         absl::StrCat(start.Size())}}));
+        gtp::GtpClient::Create(
+            {.argv = {binary, "--mode", "gtp", "--level", absl::StrCat(level), "--chinese-rules",
+                      "--positional-superko", "--forbid-suicide", "--capture-all-dead", "--komi",
+                      absl::StrCat(start.Komi()), "--boardsize", absl::StrCat(start.Size())}}));
     ZF_RETURN_IF_ERROR(client->Send(absl::StrCat("boardsize ", start.Size())).status());
     ZF_RETURN_IF_ERROR(client->Send(absl::StrCat("komi ", start.Komi())).status());
     return std::unique_ptr<GnuGoPlayer>(new GnuGoPlayer(start, std::move(client)));
@@ -194,8 +191,8 @@ class GnuGoPlayer final : public Player<games::Go> {
     if (absl::EqualsIgnoreCase(reply, "resign")) return kResignAction;
     absl::StatusOr<int> action = gtp::ParseVertex(game, reply);
     if (!action.ok() || !game.IsLegal(*action)) {
-      return absl::InternalError(absl::StrCat("GNU Go played \"", reply,
-                                              "\", which is illegal here"));
+      return absl::InternalError(
+          absl::StrCat("GNU Go played \"", reply, "\", which is illegal here"));
     }
     known_ = game;
     known_.Apply(*action);
@@ -229,8 +226,7 @@ class GnuGoPlayer final : public Player<games::Go> {
       if (!SamePosition(next, game)) continue;
       const char* color = known_.ToPlay() == 0 ? "black" : "white";
       ZF_RETURN_IF_ERROR(
-          client_->Send(absl::StrCat("play ", color, " ", gtp::VertexOf(known_, action)))
-              .status());
+          client_->Send(absl::StrCat("play ", color, " ", gtp::VertexOf(known_, action))).status());
       known_ = next;
       return absl::OkStatus();
     }
@@ -302,8 +298,8 @@ absl::StatusOr<std::unique_ptr<Player<G>>> MakePlayerImpl(absl::string_view spec
     if constexpr (std::is_same_v<G, games::Go>) {
       int level = -1;
       if (!absl::SimpleAtoi(spec.substr(colon + 1), &level) || level < 0 || level > 10) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "player \"", spec, "\": the level must be a number in 0..10"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("player \"", spec, "\": the level must be a number in 0..10"));
       }
       ZF_ASSIGN_OR_RETURN(std::unique_ptr<GnuGoPlayer> player, GnuGoPlayer::Create(start, level));
       return std::unique_ptr<Player<G>>(std::move(player));

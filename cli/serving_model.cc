@@ -13,8 +13,7 @@ namespace zf::cli {
 absl::StatusOr<ServingModel> LoadServingModel(const std::string& checkpoint,
                                               const std::string& game,
                                               std::optional<model::NetworkShape> shape,
-                                              uint64_t seed, int max_batch,
-                                              int intra_op_threads) {
+                                              uint64_t seed, int max_batch, int intra_op_threads) {
   model::InferenceSession::Options options;
   options.checkpoint_path = checkpoint;
   options.game = game;

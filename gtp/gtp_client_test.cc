@@ -44,8 +44,7 @@ TEST(GtpClientTest, ErrorRepliesAreFailedPrecondition) {
   EXPECT_EQ(again.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(again.status().message().find("illegal move"), absl::string_view::npos)
       << again.status();
-  EXPECT_EQ(gnugo->Send("no_such_command").status().code(),
-            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(gnugo->Send("no_such_command").status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(gnugo->Send("name\nname").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(*gnugo->Send("1 protocol_version"), "2");  // the id is not part of the reply text
 }

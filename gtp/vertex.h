@@ -33,9 +33,9 @@ namespace zf::gtp {
 
 // Whether game type G speaks GTP.
 template <typename G>
-inline constexpr bool kSupportsGtp = std::is_same_v<G, games::Go> ||
-                                     std::is_same_v<G, games::TicTacToe> ||
-                                     std::is_same_v<G, games::ConnectFour>;
+inline constexpr bool kSupportsGtp =
+    std::is_same_v<G, games::Go> || std::is_same_v<G, games::TicTacToe> ||
+    std::is_same_v<G, games::ConnectFour>;
 
 // The GTP board size of the game: N for go:N, 3 for tictactoe, 7 for connect4.
 template <typename G>
@@ -59,8 +59,9 @@ inline char ColumnLetter(int col) { return static_cast<char>('A' + col + (col >=
 // `allow_bare_column` and the text is a letter only.
 inline absl::StatusOr<std::pair<int, int>> ParsePoint(absl::string_view text, int n,
                                                       bool allow_bare_column) {
-  const auto bad = [&] { return absl::InvalidArgumentError(absl::StrCat("invalid vertex \"",
-                                                                        text, "\"")); };
+  const auto bad = [&] {
+    return absl::InvalidArgumentError(absl::StrCat("invalid vertex \"", text, "\""));
+  };
   if (text.empty() || !absl::ascii_isalpha(text[0])) return bad();
   const char letter = absl::ascii_toupper(text[0]);
   if (letter == 'I') return bad();
@@ -88,8 +89,8 @@ absl::StatusOr<int> ParseVertex(const G& game, absl::string_view text) {
     if constexpr (std::is_same_v<G, games::Go>) {
       return game.PassAction();
     } else {
-      return absl::InvalidArgumentError(absl::StrCat("invalid vertex \"", text, "\": ",
-                                                     game.Name(), " has no pass"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("invalid vertex \"", text, "\": ", game.Name(), " has no pass"));
     }
   }
   const bool bare = std::is_same_v<G, games::ConnectFour>;

@@ -14,8 +14,8 @@
 namespace zf::inference {
 
 struct Batcher::Request {
-  Request(std::vector<uint8_t> planes_in, int rows_in, DoneCallback done_in, absl::Time submitted_in,
-          const ModelSpec& spec)
+  Request(std::vector<uint8_t> planes_in, int rows_in, DoneCallback done_in,
+          absl::Time submitted_in, const ModelSpec& spec)
       : planes(std::move(planes_in)),
         rows(rows_in),
         submitted(submitted_in),
@@ -183,8 +183,8 @@ absl::Status Batcher::Submit(std::vector<uint8_t> planes, int rows, DoneCallback
   if (rows < 1) {
     invalid = absl::InvalidArgumentError(absl::StrCat("rows must be >= 1, got ", rows));
   } else if (rows > options_.max_request_rows) {
-    invalid = absl::InvalidArgumentError(absl::StrCat(
-        "rows: ", rows, " exceeds the limit of ", options_.max_request_rows, " per request"));
+    invalid = absl::InvalidArgumentError(absl::StrCat("rows: ", rows, " exceeds the limit of ",
+                                                      options_.max_request_rows, " per request"));
   } else if (static_cast<int64_t>(planes.size()) != rows * spec_.PlaneSize()) {
     invalid = absl::InvalidArgumentError(absl::StrCat(
         "planes: expected ", rows * spec_.PlaneSize(), " bytes (", rows, " rows of ",
@@ -220,16 +220,14 @@ absl::Status Batcher::Submit(std::vector<uint8_t> planes, int rows, DoneCallback
 absl::Status Batcher::SwapBackend(std::shared_ptr<Backend> backend) {
   if (backend == nullptr) return absl::InvalidArgumentError("SwapBackend: backend is null");
   if (!(backend->spec() == spec_)) {
-    return absl::InvalidArgumentError(absl::StrCat("SwapBackend: the new model's shapes (",
-                                                   backend->spec().DebugString(),
-                                                   ") differ from the served model's (",
-                                                   spec_.DebugString(), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("SwapBackend: the new model's shapes (", backend->spec().DebugString(),
+                     ") differ from the served model's (", spec_.DebugString(), ")"));
   }
   if (backend->max_batch() < options_.max_batch) {
-    return absl::InvalidArgumentError(absl::StrCat("SwapBackend: the new backend's max_batch (",
-                                                   backend->max_batch(),
-                                                   ") is below the batcher's max_batch (",
-                                                   options_.max_batch, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("SwapBackend: the new backend's max_batch (", backend->max_batch(),
+                     ") is below the batcher's max_batch (", options_.max_batch, ")"));
   }
   std::shared_ptr<Backend> old;  // released outside the lock
   {
@@ -247,9 +245,8 @@ bool Batcher::TakeBatch(std::vector<Slice>* slices, std::shared_ptr<Backend>* ba
   while (true) {
     if (closed_) return false;
     if (queue_.empty()) {
-      auto has_work = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return closed_ || !queue_.empty();
-      };
+      auto has_work = [this]()
+                          ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return closed_ || !queue_.empty(); };
       // Cancel path: Close sets closed_.
       clock_->AwaitWithDeadline(&mu_, absl::Condition(&has_work), absl::InfiniteFuture());
       continue;
@@ -317,8 +314,7 @@ void Batcher::WorkerLoop() {
                   static_cast<size_t>(slice.count * plane_size));
       row += slice.count;
       if (metrics_ != nullptr && slice.begin == 0) {
-        metrics_->queue_wait.Observe(
-            absl::ToDoubleSeconds(dispatched - slice.request->submitted));
+        metrics_->queue_wait.Observe(absl::ToDoubleSeconds(dispatched - slice.request->submitted));
       }
     }
 
@@ -346,14 +342,14 @@ void Batcher::WorkerLoop() {
     row = 0;
     for (const Slice& slice : slices) {
       if (status.ok()) {
-        std::copy_n(policy_logits.begin() + static_cast<size_t>(row) * num_actions,
-                    static_cast<size_t>(slice.count) * num_actions,
-                    slice.request->policy_logits.begin() +
-                        static_cast<size_t>(slice.begin) * num_actions);
-        std::copy_n(wdl.begin() + static_cast<size_t>(row) * ModelSpec::kWdlSize,
-                    static_cast<size_t>(slice.count) * ModelSpec::kWdlSize,
-                    slice.request->wdl.begin() +
-                        static_cast<size_t>(slice.begin) * ModelSpec::kWdlSize);
+        std::copy_n(
+            policy_logits.begin() + static_cast<size_t>(row) * num_actions,
+            static_cast<size_t>(slice.count) * num_actions,
+            slice.request->policy_logits.begin() + static_cast<size_t>(slice.begin) * num_actions);
+        std::copy_n(
+            wdl.begin() + static_cast<size_t>(row) * ModelSpec::kWdlSize,
+            static_cast<size_t>(slice.count) * ModelSpec::kWdlSize,
+            slice.request->wdl.begin() + static_cast<size_t>(slice.begin) * ModelSpec::kWdlSize);
       }
       row += slice.count;
       Settle(slice.request, slice.count, status, version);
@@ -362,8 +358,8 @@ void Batcher::WorkerLoop() {
   }
 }
 
-void Batcher::Settle(const std::shared_ptr<Request>& request, int count,
-                     const absl::Status& status, int64_t version) {
+void Batcher::Settle(const std::shared_ptr<Request>& request, int count, const absl::Status& status,
+                     int64_t version) {
   DoneCallback done;
   absl::StatusOr<Evaluation> result;
   {

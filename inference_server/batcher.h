@@ -47,7 +47,8 @@
 //                                         ("ok", "invalid_argument", "resource_exhausted",
 //                                         "cancelled", ...), rejections at Submit included
 //   zf_inference_batch_rows               histogram: rows per batch
-//   zf_inference_queue_wait_seconds       histogram: Submit to the dispatch of a request's first row
+//   zf_inference_queue_wait_seconds       histogram: Submit to the dispatch of a request's
+//                                         first row
 //   zf_inference_compute_seconds          histogram: Backend::Run time per batch
 //   zf_inference_request_seconds          histogram: Submit to completion, per request
 //   zf_inference_queued_rows              gauge: rows waiting in the queue
@@ -132,7 +133,7 @@ class Batcher {
     // Workers that have seen the queued rows and wait only for max_delay to run out (the queue
     // holds fewer than max_batch rows): lets a FakeClock test know the batcher is parked.
     int workers_awaiting_delay = 0;
-    int64_t model_version = 0;       // version of the current backend
+    int64_t model_version = 0;  // version of the current backend
   };
 
   // Validates the options and starts the workers.

@@ -30,8 +30,8 @@ using ::testing::HasSubstr;
 using ::zf::testing::StatusIs;
 using ::zf::testing::WaitFor;
 
-constexpr ModelSpec kSpec{.input_channels = 2, .board_height = 3, .board_width = 3,
-                          .num_actions = 5};
+constexpr ModelSpec kSpec{
+    .input_channels = 2, .board_height = 3, .board_width = 3, .num_actions = 5};
 constexpr absl::Duration kTestTimeout = absl::Seconds(30);  // bounds a broken test only
 
 std::shared_ptr<FakeBackend> MakeBackend(int64_t version, int max_batch = 1024) {
@@ -59,8 +59,7 @@ void ExpectAnswerFor(const Evaluation& evaluation, const std::vector<uint8_t>& p
   std::vector<float> wdl(3);
   for (int i = 0; i < rows; ++i) {
     FakeBackend::Evaluate(
-        version,
-        std::span<const uint8_t>(planes).subspan(i * kSpec.PlaneSize(), kSpec.PlaneSize()),
+        version, std::span<const uint8_t>(planes).subspan(i * kSpec.PlaneSize(), kSpec.PlaneSize()),
         logits, wdl);
     for (int a = 0; a < kSpec.num_actions; ++a) {
       ASSERT_EQ(evaluation.policy_logits[i * kSpec.num_actions + a], logits[a])
@@ -103,10 +102,9 @@ class BatcherTest : public ::testing::Test {
 
 TEST_F(BatcherTest, DispatchesOnSizeWithoutWaitingForTheDelay) {
   auto backend = MakeBackend(/*version=*/7);
-  ASSERT_OK_AND_ASSIGN(auto batcher, Make({.backend = backend,
-                                           .max_batch = 4,
-                                           .max_delay = absl::Hours(1),
-                                           .num_workers = 1}));
+  ASSERT_OK_AND_ASSIGN(
+      auto batcher,
+      Make({.backend = backend, .max_batch = 4, .max_delay = absl::Hours(1), .num_workers = 1}));
   const auto a = RandomPlanes(1, 1), b = RandomPlanes(1, 2), c = RandomPlanes(2, 3);
   Outcome oa, ob, oc;
   ASSERT_OK(batcher->Submit(a, 1, oa.Callback()));
@@ -129,10 +127,9 @@ TEST_F(BatcherTest, DispatchesOnSizeWithoutWaitingForTheDelay) {
 
 TEST_F(BatcherTest, RequestsThatFitInABatchAreNeverSplit) {
   auto backend = MakeBackend(/*version=*/1);
-  ASSERT_OK_AND_ASSIGN(auto batcher, Make({.backend = backend,
-                                           .max_batch = 4,
-                                           .max_delay = absl::Hours(1),
-                                           .num_workers = 1}));
+  ASSERT_OK_AND_ASSIGN(
+      auto batcher,
+      Make({.backend = backend, .max_batch = 4, .max_delay = absl::Hours(1), .num_workers = 1}));
   const auto a = RandomPlanes(3, 1), b = RandomPlanes(2, 2);
   Outcome oa, ob;
   ASSERT_OK(batcher->Submit(a, 3, oa.Callback()));
@@ -162,7 +159,7 @@ TEST_F(BatcherTest, DispatchesOnDelayCountedFromTheFirstQueuedRow) {
   ASSERT_TRUE(AwaitingDelay(*batcher, 1));
   clock_.AdvanceTime(absl::Milliseconds(6));
   ASSERT_OK(batcher->Submit(b, 1, ob.Callback()));  // joins a's batch; a's deadline still holds
-  clock_.AdvanceTime(absl::Milliseconds(3));          // 9 ms after a: not yet
+  clock_.AdvanceTime(absl::Milliseconds(3));        // 9 ms after a: not yet
   EXPECT_EQ(backend->NumRuns(), 0);
   EXPECT_EQ(batcher->stats().queued_rows, 3);
   EXPECT_FALSE(oa.done.HasBeenNotified());
@@ -228,10 +225,9 @@ TEST_F(BatcherTest, FullQueueIsResourceExhaustedUntilRowsAreTaken) {
 TEST_F(BatcherTest, CloseCancelsQueuedRequestsAndFinishesInFlightOnes) {
   auto backend = MakeBackend(/*version=*/3);
   backend->PauseRuns();
-  ASSERT_OK_AND_ASSIGN(auto batcher, Make({.backend = backend,
-                                           .max_batch = 2,
-                                           .max_delay = absl::Hours(1),
-                                           .num_workers = 2}));
+  ASSERT_OK_AND_ASSIGN(
+      auto batcher,
+      Make({.backend = backend, .max_batch = 2, .max_delay = absl::Hours(1), .num_workers = 2}));
   const auto a = RandomPlanes(2, 1);
   Outcome oa, ob;
   ASSERT_OK(batcher->Submit(a, 2, oa.Callback()));  // a full batch: in flight, held
@@ -261,9 +257,8 @@ TEST_F(BatcherTest, DestructorCancelsQueuedRequests) {
   auto backend = MakeBackend(/*version=*/1);
   Outcome oa;
   {
-    ASSERT_OK_AND_ASSIGN(auto batcher, Make({.backend = backend,
-                                             .max_batch = 4,
-                                             .max_delay = absl::Hours(1)}));
+    ASSERT_OK_AND_ASSIGN(auto batcher,
+                         Make({.backend = backend, .max_batch = 4, .max_delay = absl::Hours(1)}));
     ASSERT_OK(batcher->Submit(RandomPlanes(1, 1), 1, oa.Callback()));
   }
   ASSERT_TRUE(oa.done.HasBeenNotified());
@@ -273,10 +268,9 @@ TEST_F(BatcherTest, DestructorCancelsQueuedRequests) {
 
 TEST_F(BatcherTest, OversizedRequestIsSplitAcrossBatchesAndCompletesOnce) {
   auto backend = MakeBackend(/*version=*/2);
-  ASSERT_OK_AND_ASSIGN(auto batcher, Make({.backend = backend,
-                                           .max_batch = 4,
-                                           .max_delay = absl::Hours(1),
-                                           .num_workers = 1}));
+  ASSERT_OK_AND_ASSIGN(
+      auto batcher,
+      Make({.backend = backend, .max_batch = 4, .max_delay = absl::Hours(1), .num_workers = 1}));
   const auto big = RandomPlanes(10, 1), small = RandomPlanes(1, 2);
   std::atomic<int> big_calls{0};
   Outcome obig, osmall;
@@ -287,7 +281,8 @@ TEST_F(BatcherTest, OversizedRequestIsSplitAcrossBatchesAndCompletesOnce) {
   }));
   // Two full batches go at once; the last 2 rows wait for the delay, and share a batch with
   // the next request.
-  ASSERT_TRUE(WaitFor([&] { return backend->NumRuns() == 2 && batcher->stats().queued_rows == 2; }));
+  ASSERT_TRUE(
+      WaitFor([&] { return backend->NumRuns() == 2 && batcher->stats().queued_rows == 2; }));
   EXPECT_FALSE(obig.done.HasBeenNotified());
   ASSERT_OK(batcher->Submit(small, 1, osmall.Callback()));
   ASSERT_TRUE(AwaitingDelay(*batcher, 1));
@@ -304,10 +299,9 @@ TEST_F(BatcherTest, OversizedRequestIsSplitAcrossBatchesAndCompletesOnce) {
 TEST_F(BatcherTest, CloseCancelsTheRestOfASplitRequestAfterItsInFlightPart) {
   auto backend = MakeBackend(/*version=*/1);
   backend->PauseRuns();
-  ASSERT_OK_AND_ASSIGN(auto batcher, Make({.backend = backend,
-                                           .max_batch = 2,
-                                           .max_delay = absl::Hours(1),
-                                           .num_workers = 1}));
+  ASSERT_OK_AND_ASSIGN(
+      auto batcher,
+      Make({.backend = backend, .max_batch = 2, .max_delay = absl::Hours(1), .num_workers = 1}));
   Outcome o;
   ASSERT_OK(batcher->Submit(RandomPlanes(3, 1), 3, o.Callback()));
   ASSERT_TRUE(WaitFor([&] { return backend->NumBlockedRuns() == 1; }));
@@ -323,10 +317,9 @@ TEST_F(BatcherTest, CloseCancelsTheRestOfASplitRequestAfterItsInFlightPart) {
 TEST_F(BatcherTest, TwoBatchesAreInFlightAtOnce) {
   auto backend = MakeBackend(/*version=*/1);
   backend->PauseRuns();
-  ASSERT_OK_AND_ASSIGN(auto batcher, Make({.backend = backend,
-                                           .max_batch = 2,
-                                           .max_delay = absl::Hours(1),
-                                           .num_workers = 2}));
+  ASSERT_OK_AND_ASSIGN(
+      auto batcher,
+      Make({.backend = backend, .max_batch = 2, .max_delay = absl::Hours(1), .num_workers = 2}));
   const auto a = RandomPlanes(2, 1), b = RandomPlanes(2, 2), c = RandomPlanes(2, 3);
   Outcome oa, ob, oc;
   ASSERT_OK(batcher->Submit(a, 2, oa.Callback()));
@@ -385,18 +378,16 @@ TEST_F(BatcherTest, ManyConcurrentSubmittersEachGetTheirOwnAnswers) {
   EXPECT_THAT(registry_.Serialize(),
               HasSubstr(absl::StrCat("zf_inference_requests_total{code=\"ok\"} ",
                                      kThreads * kRounds * kInFlight, "\n")));
-  EXPECT_THAT(registry_.Serialize(),
-              HasSubstr(absl::StrCat("zf_inference_evaluations_total ", rows_submitted.load(),
-                                     "\n")));
+  EXPECT_THAT(registry_.Serialize(), HasSubstr(absl::StrCat("zf_inference_evaluations_total ",
+                                                            rows_submitted.load(), "\n")));
 }
 
 TEST_F(BatcherTest, SwapFinishesInFlightBatchesOnTheOldBackend) {
   auto v1 = MakeBackend(/*version=*/1);
   v1->PauseRuns();
-  ASSERT_OK_AND_ASSIGN(auto batcher, Make({.backend = v1,
-                                           .max_batch = 2,
-                                           .max_delay = absl::Hours(1),
-                                           .num_workers = 2}));
+  ASSERT_OK_AND_ASSIGN(
+      auto batcher,
+      Make({.backend = v1, .max_batch = 2, .max_delay = absl::Hours(1), .num_workers = 2}));
   const auto a = RandomPlanes(2, 1), b = RandomPlanes(2, 2);
   Outcome oa, ob;
   ASSERT_OK(batcher->Submit(a, 2, oa.Callback()));
@@ -446,8 +437,7 @@ TEST_F(BatcherTest, HotSwapDuringTrafficFailsNothingAndVersionsNeverGoDown) {
           const int rows = 1 + static_cast<int>(rng() % 4);
           const auto planes = RandomPlanes(rows, rng());
           Outcome o;
-          if (!batcher->Submit(planes, rows, o.Callback()).ok() || !o.Wait() ||
-              !o.result.ok()) {
+          if (!batcher->Submit(planes, rows, o.Callback()).ok() || !o.Wait() || !o.result.ok()) {
             ++failures;
             continue;
           }
@@ -490,9 +480,9 @@ TEST_F(BatcherTest, BadInputIsInvalidArgumentNamingTheProblem) {
   Outcome o;
   EXPECT_THAT(batcher->Submit({}, 0, o.Callback()),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("rows must be >= 1, got 0")));
-  EXPECT_THAT(batcher->Submit(RandomPlanes(9, 1), 9, o.Callback()),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("rows: 9 exceeds the limit of 8")));
+  EXPECT_THAT(
+      batcher->Submit(RandomPlanes(9, 1), 9, o.Callback()),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("rows: 9 exceeds the limit of 8")));
   std::vector<uint8_t> short_planes = RandomPlanes(2, 1);
   short_planes.pop_back();
   EXPECT_THAT(batcher->Submit(short_planes, 2, o.Callback()),
@@ -513,10 +503,9 @@ TEST_F(BatcherTest, BadInputIsInvalidArgumentNamingTheProblem) {
 
 TEST_F(BatcherTest, BackendFailureFailsTheBatchAndServingContinues) {
   auto backend = MakeBackend(/*version=*/1);
-  ASSERT_OK_AND_ASSIGN(auto batcher, Make({.backend = backend,
-                                           .max_batch = 2,
-                                           .max_delay = absl::Hours(1),
-                                           .num_workers = 1}));
+  ASSERT_OK_AND_ASSIGN(
+      auto batcher,
+      Make({.backend = backend, .max_batch = 2, .max_delay = absl::Hours(1), .num_workers = 1}));
   backend->SetFailure(absl::InternalError("device fell over"));
   Outcome o1, o2;
   ASSERT_OK(batcher->Submit(RandomPlanes(2, 1), 2, o1.Callback()));
@@ -529,7 +518,8 @@ TEST_F(BatcherTest, BackendFailureFailsTheBatchAndServingContinues) {
   ASSERT_OK(o2.result.status());
   ExpectAnswerFor(*o2.result, planes, 1);
   EXPECT_EQ(batcher->stats().rows_evaluated, 2);
-  EXPECT_THAT(registry_.Serialize(), HasSubstr("zf_inference_requests_total{code=\"internal\"} 1\n"));
+  EXPECT_THAT(registry_.Serialize(),
+              HasSubstr("zf_inference_requests_total{code=\"internal\"} 1\n"));
 }
 
 TEST_F(BatcherTest, SwapBackendRejectsAnIncompatibleModel) {

@@ -230,18 +230,18 @@ absl::StatusOr<std::string> ModelWatcher::Fetch(const ModelVersion& announced) {
   ZF_RETURN_IF_ERROR(finished);
   if (first) return absl::DataLossError("empty checkpoint stream");
   if (static_cast<int64_t>(data.size()) != model.size_bytes()) {
-    return absl::DataLossError(absl::StrCat("received ", data.size(), " bytes, announced ",
-                                            model.size_bytes()));
+    return absl::DataLossError(
+        absl::StrCat("received ", data.size(), " bytes, announced ", model.size_bytes()));
   }
   const std::string sha = model::Sha256Hex(data);
   if (sha != model.sha256()) {
-    return absl::DataLossError(absl::StrCat("SHA-256 mismatch: received ", sha, ", announced ",
-                                            model.sha256()));
+    return absl::DataLossError(
+        absl::StrCat("SHA-256 mismatch: received ", sha, ", announced ", model.sha256()));
   }
-  const std::string path =
-      (std::filesystem::path(options_.temp_dir) /
-       absl::StrCat(".zf-model-", ::getpid(), "-", announced.version(), model::kCheckpointExtension))
-          .string();
+  const std::string path = (std::filesystem::path(options_.temp_dir) /
+                            absl::StrCat(".zf-model-", ::getpid(), "-", announced.version(),
+                                         model::kCheckpointExtension))
+                               .string();
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(data.data(), static_cast<std::streamsize>(data.size()));
   out.close();

@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/match.h"
 #include "absl/strings/strip.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
@@ -145,9 +145,9 @@ absl::StatusOr<model::CheckpointManifest> CheckpointDirectory::Publish(
     const model::Checkpoint& checkpoint) {
   const int64_t version = checkpoint.manifest.version;
   if (version <= last_version_) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("checkpoint version ", version, " is not greater than the last published ",
-                     last_version_, " in ", dir()));
+    return absl::InvalidArgumentError(absl::StrCat("checkpoint version ", version,
+                                                   " is not greater than the last published ",
+                                                   last_version_, " in ", dir()));
   }
   const std::string name = CheckpointFileName(version);
   ZF_ASSIGN_OR_RETURN(model::CheckpointManifest written,
@@ -160,8 +160,8 @@ absl::StatusOr<model::CheckpointManifest> CheckpointDirectory::Publish(
 
 absl::Status CheckpointDirectory::PointLatestAt(const std::string& file_name) {
   // A hidden temporary link renamed over `latest`: rename(2) replaces it atomically.
-  const std::string tmp = (fs::path(dir()) / absl::StrCat(".", kLatestName, ".tmp.", ::getpid()))
-                              .string();
+  const std::string tmp =
+      (fs::path(dir()) / absl::StrCat(".", kLatestName, ".tmp.", ::getpid())).string();
   const std::string link = (fs::path(dir()) / kLatestName).string();
   ::unlink(tmp.c_str());
   if (::symlink(file_name.c_str(), tmp.c_str()) != 0) {

@@ -21,8 +21,13 @@ namespace fs = std::filesystem;
 model::Checkpoint MakeCheckpoint(int64_t version) {
   model::Checkpoint c;
   c.manifest.game = "tictactoe";
-  c.manifest.shape = {.input_channels = 2, .board_height = 3, .board_width = 3,
-                      .num_actions = 9, .blocks = 1, .filters = 8, .value_hidden = 8};
+  c.manifest.shape = {.input_channels = 2,
+                      .board_height = 3,
+                      .board_width = 3,
+                      .num_actions = 9,
+                      .blocks = 1,
+                      .filters = 8,
+                      .value_hidden = 8};
   c.manifest.version = version;
   c.manifest.training_step = version * 10;
   c.weights = std::string(1000 + version, 'w');
@@ -70,8 +75,7 @@ TEST_F(CheckpointDirTest, PublishKeepsTheLastNAndPointsLatestAtTheNewest) {
   EXPECT_EQ(d->Publish(MakeCheckpoint(7)).status().code(), absl::StatusCode::kInvalidArgument);
   // A new directory object over the same folder also knows the last version.
   ASSERT_OK_AND_ASSIGN(auto again, CheckpointDirectory::Create({.dir = dir_, .keep = 3}));
-  EXPECT_EQ(again->Publish(MakeCheckpoint(6)).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(again->Publish(MakeCheckpoint(6)).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(CheckpointDirTest, LatestAlwaysNamesACompleteFileForAConcurrentReader) {
@@ -105,9 +109,9 @@ TEST_F(CheckpointDirTest, NewestCheckpointSkipsCorruptFilesAndLaggingLatest) {
   EXPECT_EQ(ReadNewestCheckpoint(dir_).status().code(), absl::StatusCode::kNotFound);
   for (int v = 1; v <= 3; ++v) ASSERT_OK(d->Publish(MakeCheckpoint(v)).status());
   // A crash after writing version 4 but before moving `latest`: 4 is complete and newest.
-  ASSERT_OK(model::WriteCheckpoint(absl::StrCat(dir_, "/", CheckpointFileName(4)),
-                                   MakeCheckpoint(4))
-                .status());
+  ASSERT_OK(
+      model::WriteCheckpoint(absl::StrCat(dir_, "/", CheckpointFileName(4)), MakeCheckpoint(4))
+          .status());
   ASSERT_OK_AND_ASSIGN(NewestCheckpoint newest, ReadNewestCheckpoint(dir_));
   EXPECT_EQ(newest.checkpoint.manifest.version, 4);
   // A torn version 5 is skipped.

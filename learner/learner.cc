@@ -14,13 +14,13 @@ namespace zf::learner {
 absl::Status LearnerOptions::Validate() const {
   ZF_RETURN_IF_ERROR(trainer.Validate());
   if (batch_size < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("learner: batch_size must be >= 1, got ",
-                                                   batch_size));
+    return absl::InvalidArgumentError(
+        absl::StrCat("learner: batch_size must be >= 1, got ", batch_size));
   }
   if (dir.empty()) return absl::InvalidArgumentError("learner: dir is empty");
   if (steps_per_checkpoint < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "learner: steps_per_checkpoint must be >= 1, got ", steps_per_checkpoint));
+    return absl::InvalidArgumentError(
+        absl::StrCat("learner: steps_per_checkpoint must be >= 1, got ", steps_per_checkpoint));
   }
   if (keep_checkpoints < 1) {
     return absl::InvalidArgumentError(
@@ -94,9 +94,9 @@ absl::StatusOr<std::unique_ptr<Learner>> Learner::Create(LearnerOptions options)
   ZF_ASSIGN_OR_RETURN(l.trainer_, Trainer::Create(l.options_.trainer));
   const std::string checkpoint_dir =
       (std::filesystem::path(l.options_.dir) / "checkpoints").string();
-  ZF_ASSIGN_OR_RETURN(l.checkpoints_,
-                      CheckpointDirectory::Create({.dir = checkpoint_dir,
-                                                   .keep = l.options_.keep_checkpoints}));
+  ZF_ASSIGN_OR_RETURN(
+      l.checkpoints_,
+      CheckpointDirectory::Create({.dir = checkpoint_dir, .keep = l.options_.keep_checkpoints}));
   absl::StatusOr<NewestCheckpoint> newest = ReadNewestCheckpoint(checkpoint_dir);
   if (newest.ok()) {
     if (!l.options_.resume) {
@@ -147,8 +147,7 @@ absl::Status Learner::Publish() {
     stats_.published_version = version;
   }
   published_version_->Set(static_cast<double>(version));
-  ZF_LOG(INFO) << "learner: published version " << version << " at step "
-               << written.training_step;
+  ZF_LOG(INFO) << "learner: published version " << version << " at step " << written.training_step;
   if (options_.on_publish) options_.on_publish(written);
   return absl::OkStatus();
 }
@@ -169,7 +168,8 @@ absl::Status Learner::Run() {
   while (!stop_.load(std::memory_order_acquire) && !reached_max()) {
     // Wait in short slices so Stop() is seen promptly; every slice counts as data wait.
     const absl::Time wait_start = absl::Now();
-    absl::StatusOr<zerofleet::v1::SampleBatch> batch = source_(wait_start + absl::Milliseconds(200));
+    absl::StatusOr<zerofleet::v1::SampleBatch> batch =
+        source_(wait_start + absl::Milliseconds(200));
     const absl::Duration waited = absl::Now() - wait_start;
     data_wait_seconds_->Increment(absl::ToDoubleSeconds(waited));
     {

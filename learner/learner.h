@@ -48,8 +48,7 @@ namespace zf::learner {
 // Where batches come from when not from replay shards (tests, in-process pipelines). Must
 // block until a batch is ready or `deadline`; Returns: the batch, DeadlineExceeded, or
 // Cancelled (no more data: Run returns).
-using BatchSource =
-    std::function<absl::StatusOr<zerofleet::v1::SampleBatch>(absl::Time deadline)>;
+using BatchSource = std::function<absl::StatusOr<zerofleet::v1::SampleBatch>(absl::Time deadline)>;
 
 struct LearnerOptions {
   TrainerOptions trainer;
@@ -77,7 +76,7 @@ struct LearnerStats {
   int64_t steps = 0;  // trainer steps (restored step included)
   int64_t steps_this_run = 0;
   int64_t samples_this_run = 0;
-  int64_t published_version = 0;  // newest published version; 0 before any
+  int64_t published_version = 0;                    // newest published version; 0 before any
   absl::Duration data_wait = absl::ZeroDuration();  // this run
   absl::Duration run_time = absl::ZeroDuration();   // in Run, this run
   StepResult last;

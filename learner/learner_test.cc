@@ -134,9 +134,7 @@ TEST_F(LearnerTest, BadBatchStopsTheRunWithInvalidArgument) {
 }
 
 TEST_F(LearnerTest, RefusesAnotherNetworkInTheDirectory) {
-  {
-    ASSERT_OK_AND_ASSIGN(auto learner, Learner::Create(Options(1)));
-  }
+  { ASSERT_OK_AND_ASSIGN(auto learner, Learner::Create(Options(1))); }
   LearnerOptions wider = Options(1);
   wider.trainer.shape.filters = 16;
   EXPECT_EQ(Learner::Create(wider).status().code(), absl::StatusCode::kInvalidArgument);

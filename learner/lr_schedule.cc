@@ -26,9 +26,8 @@ absl::Status LrSchedule::Validate() const {
   }
   if (kind == LrScheduleKind::kCosine) {
     if (total_steps <= warmup_steps) {
-      return absl::InvalidArgumentError(absl::StrCat("total_steps (", total_steps,
-                                                     ") must exceed warmup_steps (",
-                                                     warmup_steps, ")"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "total_steps (", total_steps, ") must exceed warmup_steps (", warmup_steps, ")"));
     }
     if (!(min_fraction >= 0 && min_fraction <= 1)) {
       return absl::InvalidArgumentError(

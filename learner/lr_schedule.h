@@ -20,12 +20,12 @@ enum class LrScheduleKind { kConstant, kStep, kCosine };
 
 struct LrSchedule {
   LrScheduleKind kind = LrScheduleKind::kConstant;
-  double lr = 0.02;                // base rate, > 0
-  int64_t warmup_steps = 0;        // >= 0
-  int64_t step_every = 100'000;    // kStep: steps between decays, >= 1
-  double gamma = 0.1;              // kStep: decay factor, in (0, 1]
-  int64_t total_steps = 1'000'000; // kCosine: length of the decay, > warmup_steps
-  double min_fraction = 0.0;       // kCosine: final rate over lr, in [0, 1]
+  double lr = 0.02;                 // base rate, > 0
+  int64_t warmup_steps = 0;         // >= 0
+  int64_t step_every = 100'000;     // kStep: steps between decays, >= 1
+  double gamma = 0.1;               // kStep: decay factor, in (0, 1]
+  int64_t total_steps = 1'000'000;  // kCosine: length of the decay, > warmup_steps
+  double min_fraction = 0.0;        // kCosine: final rate over lr, in [0, 1]
 
   // Returns: OK; InvalidArgument naming the bad field.
   absl::Status Validate() const;

@@ -1,8 +1,11 @@
 // The learner's only LibTorch translation unit with the nn and optim headers.
 #include "learner/trainer.h"
 
+// clip_grad.h does not include torch/types.h itself, so it comes first.
+// clang-format off
+#include <torch/types.h>
+// clang-format on
 #include <ATen/Parallel.h>
-#include <torch/types.h>  // before clip_grad.h, which does not include it
 #include <torch/cuda.h>
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adamw.h>
@@ -63,9 +66,8 @@ absl::StatusOr<torch::Device> ResolveDevice(const std::string& text) {
   }
   int index = 0;
   absl::string_view rest = text;
-  if (rest == "cuda" ||
-      (absl::ConsumePrefix(&rest, "cuda:") && absl::SimpleAtoi(rest, &index) && index >= 0 &&
-       index < 64)) {
+  if (rest == "cuda" || (absl::ConsumePrefix(&rest, "cuda:") && absl::SimpleAtoi(rest, &index) &&
+                         index >= 0 && index < 64)) {
     if (!cuda_available) {
       return absl::InvalidArgumentError(
           absl::StrCat("device ", text, " requested but this LibTorch has no usable CUDA"));
@@ -138,8 +140,8 @@ absl::Status ValidateBatch(const zerofleet::v1::SampleBatch& batch,
                             shape.board_height, "x", shape.board_width));
   }
   if (batch.num_actions() != shape.num_actions) {
-    return bad(absl::StrCat(batch.num_actions(), " actions but the network has ",
-                            shape.num_actions));
+    return bad(
+        absl::StrCat(batch.num_actions(), " actions but the network has ", shape.num_actions));
   }
   auto check_size = [&](absl::string_view name, size_t actual, int64_t expected) {
     if (static_cast<int64_t>(actual) != expected) {
@@ -181,11 +183,11 @@ namespace {
 std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const TrainerOptions& o,
                                                        ResidualNetImpl& net) {
   if (o.optimizer == OptimizerKind::kAdamW) {
-    return std::make_unique<torch::optim::AdamW>(
-        net.parameters(), torch::optim::AdamWOptions(o.lr.lr)
-                              .betas({o.adam_beta1, o.adam_beta2})
-                              .eps(o.adam_eps)
-                              .weight_decay(o.weight_decay));
+    return std::make_unique<torch::optim::AdamW>(net.parameters(),
+                                                 torch::optim::AdamWOptions(o.lr.lr)
+                                                     .betas({o.adam_beta1, o.adam_beta2})
+                                                     .eps(o.adam_eps)
+                                                     .weight_decay(o.weight_decay));
   }
   return std::make_unique<torch::optim::SGD>(
       net.parameters(),
@@ -236,11 +238,10 @@ absl::StatusOr<StepResult> Trainer::Run(const zerofleet::v1::SampleBatch& batch,
             .to(device);
     torch::Tensor pi = FromBytes(batch.policy(), {b, s.num_actions}, torch::kFloat).to(device);
     torch::Tensor z = FromBytes(batch.value(), {b}, torch::kFloat).to(device);
-    torch::Tensor mask = batch.policy_mask().empty()
-                             ? torch::ones({b}, torch::TensorOptions().device(device))
-                             : FromBytes(batch.policy_mask(), {b}, torch::kUInt8)
-                                   .to(device)
-                                   .to(torch::kFloat);
+    torch::Tensor mask =
+        batch.policy_mask().empty()
+            ? torch::ones({b}, torch::TensorOptions().device(device))
+            : FromBytes(batch.policy_mask(), {b}, torch::kUInt8).to(device).to(torch::kFloat);
     torch::Tensor wdl = torch::stack({z.clamp_min(0), 1 - z.abs(), (-z).clamp_min(0)}, 1);
 
     std::unique_ptr<torch::NoGradGuard> no_grad;
@@ -253,8 +254,7 @@ absl::StatusOr<StepResult> Trainer::Run(const zerofleet::v1::SampleBatch& batch,
     }
     model::internal::NetworkOutput out =
         model::internal::Forward(*impl_->net, model::internal::PlanesToInput(planes));
-    torch::Tensor policy_rows =
-        -(pi * torch::log_softmax(out.policy_logits, /*dim=*/1)).sum(1);
+    torch::Tensor policy_rows = -(pi * torch::log_softmax(out.policy_logits, /*dim=*/1)).sum(1);
     torch::Tensor policy_loss = (policy_rows * mask).sum() / mask.sum().clamp_min(1);
     torch::Tensor value_loss = -(wdl * torch::log_softmax(out.wdl_logits, 1)).sum(1).mean();
     torch::Tensor total = policy_loss + options_.value_weight * value_loss;
@@ -265,8 +265,8 @@ absl::StatusOr<StepResult> Trainer::Run(const zerofleet::v1::SampleBatch& batch,
       if (options_.max_grad_norm > 0) {
         result.grad_norm = torch::nn::utils::clip_grad_norm_(params, options_.max_grad_norm);
       } else {
-        result.grad_norm = torch::nn::utils::clip_grad_norm_(
-            params, std::numeric_limits<double>::infinity());
+        result.grad_norm =
+            torch::nn::utils::clip_grad_norm_(params, std::numeric_limits<double>::infinity());
       }
       for (auto& group : impl_->optimizer->param_groups()) {
         group.options().set_lr(result.learning_rate);
@@ -334,8 +334,8 @@ absl::Status Trainer::Restore(const model::Checkpoint& checkpoint) {
                                                    options_.shape.DebugString()));
   }
   if (!options_.game.empty() && m.game != options_.game) {
-    return absl::InvalidArgumentError(absl::StrCat("checkpoint plays \"", m.game,
-                                                   "\", the trainer \"", options_.game, "\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat("checkpoint plays \"", m.game, "\", the trainer \"", options_.game, "\""));
   }
   // Everything is loaded aside first, so that an error leaves the trainer unchanged.
   ZF_ASSIGN_OR_RETURN(std::shared_ptr<ResidualNetImpl> loaded,

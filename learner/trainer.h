@@ -120,7 +120,7 @@ class Trainer {
 
 // Checks `batch` against `shape` (and `game` when both are non-empty) without LibTorch.
 // Returns: OK; InvalidArgument saying what is wrong.
-absl::Status ValidateBatch(const zerofleet::v1::SampleBatch& batch, const model::NetworkShape& shape,
-                           const std::string& game);
+absl::Status ValidateBatch(const zerofleet::v1::SampleBatch& batch,
+                           const model::NetworkShape& shape, const std::string& game);
 
 }  // namespace zf::learner

@@ -72,7 +72,7 @@ TEST(TrainerTest, LearnsAOneHotPolicy) {
     ASSERT_OK(trainer->Step(MakeBatch(TinyShape(), 32, 100 + i, /*policy_action=*/4)).status());
   }
   ASSERT_OK_AND_ASSIGN(StepResult r,
-                          trainer->Evaluate(MakeBatch(TinyShape(), 64, 9999, /*policy_action=*/4)));
+                       trainer->Evaluate(MakeBatch(TinyShape(), 64, 9999, /*policy_action=*/4)));
   // Cross-entropy against a one-hot target is -log p(target): p > 0.9 on unseen positions.
   EXPECT_LT(r.policy_loss, -std::log(0.9));
 }
@@ -153,8 +153,8 @@ TEST(TrainerTest, BadBatchesAreInvalidArgument) {
   wrong_game.set_game("chess");
   auto empty = good;
   empty.set_batch_size(0);
-  for (const auto* bad : {&wrong_shape, &short_planes, &wrong_actions, &nan_value, &wrong_game,
-                          &empty}) {
+  for (const auto* bad :
+       {&wrong_shape, &short_planes, &wrong_actions, &nan_value, &wrong_game, &empty}) {
     absl::StatusOr<StepResult> r = trainer->Step(*bad);
     EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
   }

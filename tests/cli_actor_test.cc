@@ -47,18 +47,19 @@ TEST(CliActorTest, PlaysGamesAgainstZfInferenceIntoARunDirectoryThatGamesDumpRea
   std::filesystem::create_directories(dir);
   ASSERT_OK_AND_ASSIGN(
       std::unique_ptr<BackgroundProcess> server,
-      BackgroundProcess::Start({ZF_BINARY, "inference", "--listen=127.0.0.1:0",
-                                "--game=tictactoe", "--blocks=1", "--filters=8", "--seed=3"},
+      BackgroundProcess::Start({ZF_BINARY, "inference", "--listen=127.0.0.1:0", "--game=tictactoe",
+                                "--blocks=1", "--filters=8", "--seed=3"},
                                dir + "/server"));
-  ASSERT_TRUE(testing::WaitFor([&] { return ServedPort(server->Stdout()) != 0; },
-                               absl::Seconds(120)))
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return ServedPort(server->Stdout()) != 0; }, absl::Seconds(120)))
       << server->Stderr();
   const int port = ServedPort(server->Stdout());
 
   const std::string games_dir = dir + "/games";
-  ProcessResult actor = Zf({"actor", "--game=tictactoe", absl::StrCat("--inference=127.0.0.1:", port),
-                            "--out=" + games_dir, "--games=4", "--sims=16", "--workers=1",
-                            "--games_per_worker=3", "--seed=9"});
+  ProcessResult actor =
+      Zf({"actor", "--game=tictactoe", absl::StrCat("--inference=127.0.0.1:", port),
+          "--out=" + games_dir, "--games=4", "--sims=16", "--workers=1", "--games_per_worker=3",
+          "--seed=9"});
   ASSERT_EQ(actor.exit_code, 0) << actor.stderr_text;
   EXPECT_THAT(actor.stdout_text, HasSubstr(" 4 games"));
 

@@ -53,18 +53,21 @@ std::string CheckJson(const std::string& json, const std::vector<std::string>& n
       "import json, math, sys\n"
       "d = json.load(open(sys.argv[1]))\n"
       "assert isinstance(d, dict), 'not an object'\n"
-      "for k in [", absl::StrJoin(numbers, ",", [](std::string* o, const std::string& k) {
-        absl::StrAppend(o, "'", k, "'");
-      }), "]:\n"
+      "for k in [",
+      absl::StrJoin(numbers, ",",
+                    [](std::string* o, const std::string& k) { absl::StrAppend(o, "'", k, "'"); }),
+      "]:\n"
       "  v = d.get(k)\n"
-      "  assert isinstance(v, (int, float)) and math.isfinite(v), k + ' is not a number: ' + repr(v)\n"
-      "for k in [", absl::StrJoin(strings, ",", [](std::string* o, const std::string& k) {
-        absl::StrAppend(o, "'", k, "'");
-      }), "]:\n"
+      "  assert isinstance(v, (int, float)) and math.isfinite(v), k + ' is not a number: ' + "
+      "repr(v)\n"
+      "for k in [",
+      absl::StrJoin(strings, ",",
+                    [](std::string* o, const std::string& k) { absl::StrAppend(o, "'", k, "'"); }),
+      "]:\n"
       "  v = d.get(k)\n"
       "  assert isinstance(v, str) and v, k + ' is not a string: ' + repr(v)\n");
-  const CommandResult r = RunShell(absl::StrCat("python3 -c \"$(cat <<'PY'\n", script,
-                                                "PY\n)\" '", path, "'"));
+  const CommandResult r =
+      RunShell(absl::StrCat("python3 -c \"$(cat <<'PY'\n", script, "PY\n)\" '", path, "'"));
   ::unlink(path.c_str());
   return r.exit_code == 0 ? "" : r.output;
 }
@@ -86,9 +89,9 @@ TEST(CliBenchTest, InferenceJsonHasTheRequiredFields) {
 }
 
 TEST(CliBenchTest, InferenceTable) {
-  ProcessResult r = Zf({"bench", "inference", "--game", "tictactoe", "--blocks", "1", "--filters",
-                        "8", "--max_batch", "2", "--streams", "1", "--baseline_threads", "1",
-                        "--seconds", "0.1"});
+  ProcessResult r =
+      Zf({"bench", "inference", "--game", "tictactoe", "--blocks", "1", "--filters", "8",
+          "--max_batch", "2", "--streams", "1", "--baseline_threads", "1", "--seconds", "0.1"});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_THAT(r.stdout_text, HasSubstr("(1) raw forward pass"));
   EXPECT_THAT(r.stdout_text, HasSubstr("serving efficiency"));
@@ -97,8 +100,8 @@ TEST(CliBenchTest, InferenceTable) {
 
 TEST(CliBenchTest, ReplayJsonHasTheRequiredFields) {
   const std::string dir = ::testing::TempDir() + absl::StrCat("/cli_bench_replay_", getpid());
-  ProcessResult r = Zf({"bench", "replay", "--capacity", "10000", "--inserters", "2",
-                        "--seconds", "0.2", "--dir", dir, "--json"});
+  ProcessResult r = Zf({"bench", "replay", "--capacity", "10000", "--inserters", "2", "--seconds",
+                        "0.2", "--dir", dir, "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_EQ(CheckJson(r.stdout_text,
                       {"insert_positions_per_sec", "sample_positions_per_sec",
@@ -112,8 +115,8 @@ TEST(CliBenchTest, ReplayJsonHasTheRequiredFields) {
 
 TEST(CliBenchTest, ReplayTable) {
   const std::string dir = ::testing::TempDir() + absl::StrCat("/cli_bench_replay_t_", getpid());
-  ProcessResult r = Zf({"bench", "replay", "--capacity", "10000", "--inserters", "1",
-                        "--seconds", "0.1", "--dir", dir});
+  ProcessResult r = Zf({"bench", "replay", "--capacity", "10000", "--inserters", "1", "--seconds",
+                        "0.1", "--dir", dir});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_THAT(r.stdout_text, HasSubstr("durable insert"));
   EXPECT_THAT(r.stdout_text, HasSubstr("resident memory per stored position"));

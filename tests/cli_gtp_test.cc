@@ -40,11 +40,11 @@ TEST(CliGtpTest, AnswersAScriptIncludingErrorsAndNeverExitsOnBadInput) {
       "4 clear_board\n"
       "5 komi 6.5\n"
       "6 play black C3\n"
-      "7 play white C3\n"        // occupied
-      "8 play white Z9\n"        // no such vertex
-      "9 play purple D4\n"       // no such colour
-      "10 frobnicate\n"          // unknown command
-      "11 boardsize 42\n"        // unacceptable
+      "7 play white C3\n"   // occupied
+      "8 play white Z9\n"   // no such vertex
+      "9 play purple D4\n"  // no such colour
+      "10 frobnicate\n"     // unknown command
+      "11 boardsize 42\n"   // unacceptable
       "12 genmove white\n"
       "13 undo\n"
       "14 genmove white\n"
@@ -107,8 +107,8 @@ std::vector<std::pair<std::string, int>> Visits(const std::string& json) {
 }
 
 TEST(CliAnalyzeTest, JsonHasTheMoveTheValueAndVisitsThatSumToTheSimulations) {
-  ProcessResult r = Zf({"analyze", "--game", "go:5", "--moves", "C3,D4,pass", "--player",
-                        "mcts:64", "--seed", "2", "--json"});
+  ProcessResult r = Zf({"analyze", "--game", "go:5", "--moves", "C3,D4,pass", "--player", "mcts:64",
+                        "--seed", "2", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_THAT(r.stdout_text,
               MatchesRegex("\\{\"game\": \"go:5\", \"to_play\": 1, \"player\": \"mcts:64\", "
@@ -132,7 +132,8 @@ TEST(CliAnalyzeTest, JsonHasTheMoveTheValueAndVisitsThatSumToTheSimulations) {
   EXPECT_THAT(r.stdout_text, HasSubstr(absl::StrCat("\"move\": \"", best, "\"")));
   // Seeded: the same command gives the same analysis.
   EXPECT_EQ(Zf({"analyze", "--game", "go:5", "--moves", "C3,D4,pass", "--player", "mcts:64",
-                "--seed", "2", "--json"}).stdout_text,
+                "--seed", "2", "--json"})
+                .stdout_text,
             r.stdout_text);
 }
 
@@ -140,7 +141,8 @@ TEST(CliAnalyzeTest, TextTableAndPlayersWithoutSearch) {
   ProcessResult r = Zf({"analyze", "--game", "connect4", "--moves", "3,3", "--player",
                         "uniform:100", "--seed", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
-  EXPECT_THAT(r.stdout_text, HasSubstr("connect4 after 2 moves, player 0 to move: uniform:100 plays"));
+  EXPECT_THAT(r.stdout_text,
+              HasSubstr("connect4 after 2 moves, player 0 to move: uniform:100 plays"));
   EXPECT_THAT(r.stdout_text, ContainsRegex("move +visits +value +prior\n"));
   EXPECT_THAT(r.stdout_text, ContainsRegex("\n[0-6] +[0-9]+ +[-+][0-9.]+ +0\\.143\n"));
 
@@ -150,8 +152,9 @@ TEST(CliAnalyzeTest, TextTableAndPlayersWithoutSearch) {
 
   ExpectUsageError({"analyze", "--game", "tictactoe", "--moves", "a1,a1", "--player", "random"},
                    "illegal");
-  ExpectUsageError({"analyze", "--game", "tictactoe", "--moves", "a1,b1,a2,b2,a3",
-                    "--player", "random"}, "game is over");
+  ExpectUsageError(
+      {"analyze", "--game", "tictactoe", "--moves", "a1,b1,a2,b2,a3", "--player", "random"},
+      "game is over");
 }
 
 // The stones of `mark` ('X' or 'O') on a showboard of zf's Go board, as sorted GTP vertices.
@@ -165,7 +168,8 @@ std::vector<std::string> StonesOnBoard(const std::string& board, char mark) {
     if (!std::regex_match(text, m, row_line)) continue;
     const std::string cells = m[2];
     for (size_t col = 0; 2 * col < cells.size(); ++col) {
-      if (cells[2 * col] == mark) out.push_back(absl::StrCat(std::string(1, letters[col]), m[1].str()));
+      if (cells[2 * col] == mark)
+        out.push_back(absl::StrCat(std::string(1, letters[col]), m[1].str()));
     }
   }
   std::sort(out.begin(), out.end());
@@ -196,7 +200,8 @@ TEST(CliGtpTest, PlaysACompleteGameAgainstGnuGo) {
   std::string resigned;
   while (passes < 2 && plies < 50) {
     const int mover = plies % 2;
-    absl::StatusOr<std::string> move = engines[mover]->Send(absl::StrCat("genmove ", colors[mover]));
+    absl::StatusOr<std::string> move =
+        engines[mover]->Send(absl::StrCat("genmove ", colors[mover]));
     ASSERT_TRUE(move.ok()) << move.status() << " after" << record;
     absl::StrAppend(&record, " ", *move);
     if (*move == "resign") {
@@ -226,8 +231,8 @@ TEST(CliGtpTest, PlaysACompleteGameAgainstGnuGo) {
 }
 
 TEST(CliGtpTest, MatchAgainstGnuGoPlaysCompleteGames) {
-  ProcessResult r = Zf({"match", "--game", "go:5", "--p1", "mcts:50", "--p2", "gnugo:1",
-                        "--games", "2", "--seed", "1"});
+  ProcessResult r = Zf({"match", "--game", "go:5", "--p1", "mcts:50", "--p2", "gnugo:1", "--games",
+                        "2", "--seed", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_THAT(r.stdout_text, ContainsRegex("game 1: p1 plays first, (win|loss|draw) for p1"));
   EXPECT_THAT(r.stdout_text, ContainsRegex("game 2: p1 plays second, (win|loss|draw) for p1"));
@@ -237,8 +242,8 @@ TEST(CliGtpTest, MatchAgainstGnuGoPlaysCompleteGames) {
 // The acceptance check, on a small board: a network player against GNU Go plays complete
 // games (each ends by two passes, the length cap or a resignation).
 TEST(CliGtpTest, NetworkPlayerAgainstGnuGoPlaysCompleteGames) {
-  const std::string ckpt = ::testing::TempDir() + "/cli_gtp_go5_" +
-                           std::to_string(::getpid()) + ".zfckpt";
+  const std::string ckpt =
+      ::testing::TempDir() + "/cli_gtp_go5_" + std::to_string(::getpid()) + ".zfckpt";
   ProcessResult r = Zf({"checkpoint", "new", "--game", "go:5", "--out", ckpt, "--blocks", "1",
                         "--filters", "8", "--seed", "3"});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;

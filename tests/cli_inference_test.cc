@@ -71,8 +71,8 @@ class ZfServer {
   // The exit code, or -1 if it has not exited within `timeout`.
   int Wait(absl::Duration timeout) {
     int status = 0;
-    const bool exited = testing::WaitFor(
-        [&] { return waitpid(pid_, &status, WNOHANG) == pid_; }, timeout);
+    const bool exited =
+        testing::WaitFor([&] { return waitpid(pid_, &status, WNOHANG) == pid_; }, timeout);
     if (!exited) return -1;
     pid_ = 0;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -82,13 +82,15 @@ class ZfServer {
   // Waits for the "on port N" line; 0 if it does not come.
   int Port() const {
     int port = 0;
-    testing::WaitFor([&] {
-      std::string out = Stdout();
-      size_t at = out.find(" on port ");
-      if (at == std::string::npos) return false;
-      size_t end = out.find_first_not_of("0123456789", at + 9);
-      return absl::SimpleAtoi(out.substr(at + 9, end - at - 9), &port);
-    }, absl::Seconds(60));
+    testing::WaitFor(
+        [&] {
+          std::string out = Stdout();
+          size_t at = out.find(" on port ");
+          if (at == std::string::npos) return false;
+          size_t end = out.find_first_not_of("0123456789", at + 9);
+          return absl::SimpleAtoi(out.substr(at + 9, end - at - 9), &port);
+        },
+        absl::Seconds(60));
     return port;
   }
 
@@ -100,12 +102,12 @@ class ZfServer {
 class CliInferenceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::path(::testing::TempDir()) /
-           absl::StrCat("cli_inference_test_", getpid());
+    dir_ =
+        std::filesystem::path(::testing::TempDir()) / absl::StrCat("cli_inference_test_", getpid());
     std::filesystem::create_directories(dir_);
     checkpoint_ = (dir_ / "model.zfckpt").string();
-    ProcessResult r = Zf({"checkpoint", "new", "--game", "tictactoe", "--blocks", "1",
-                          "--filters", "8", "--seed", "5", "--out", checkpoint_});
+    ProcessResult r = Zf({"checkpoint", "new", "--game", "tictactoe", "--blocks", "1", "--filters",
+                          "8", "--seed", "5", "--out", checkpoint_});
     ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
@@ -139,8 +141,8 @@ TEST_F(CliInferenceTest, ServesReloadsOnSighupAndDrainsOnSigterm) {
   ASSERT_GT(port, 0) << server.Stdout() << server.Stderr();
   EXPECT_THAT(server.Stdout(), HasSubstr("zf inference: serving tictactoe"));
 
-  auto health = grpc::health::v1::Health::NewStub(
-      grpc_util::CreateChannel(absl::StrCat("127.0.0.1:", port)));
+  auto health =
+      grpc::health::v1::Health::NewStub(grpc_util::CreateChannel(absl::StrCat("127.0.0.1:", port)));
   grpc::ClientContext health_context;
   health_context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
   grpc::health::v1::HealthCheckResponse health_response;

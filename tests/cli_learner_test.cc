@@ -87,26 +87,31 @@ class CliLearnerTest : public ::testing::Test {
                                            "--min_size_to_sample", "50"},
                                           (dir_ / "replay").string()));
     int port = -1;
-    ASSERT_TRUE(zf::testing::WaitFor([&] {
-      port = NumberAfter(replay_->Stdout(), " on port ");
-      return port > 0 || !replay_->Running();
-    }, absl::Seconds(60)));
+    ASSERT_TRUE(zf::testing::WaitFor(
+        [&] {
+          port = NumberAfter(replay_->Stdout(), " on port ");
+          return port > 0 || !replay_->Running();
+        },
+        absl::Seconds(60)));
     ASSERT_GT(port, 0) << replay_->Stderr();
     replay_address_ = absl::StrCat("127.0.0.1:", port);
 
     auto stub = zerofleet::v1::Replay::NewStub(grpc_util::CreateChannel(replay_address_));
     std::mt19937_64 rng(3);
     zerofleet::v1::InsertRequest request;
-    for (int g = 0; g < 30; ++g) *request.add_games() = TicTacToeRecord(absl::StrCat("g", g), 7, rng);
+    for (int g = 0; g < 30; ++g)
+      *request.add_games() = TicTacToeRecord(absl::StrCat("g", g), 7, rng);
     zerofleet::v1::InsertResponse response;
     grpc::Status status;
     // The shard answers UNAVAILABLE until it has recovered its log.
-    ASSERT_TRUE(zf::testing::WaitFor([&] {
-      grpc::ClientContext context;
-      context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
-      status = stub->Insert(&context, request, &response);
-      return status.error_code() != grpc::StatusCode::UNAVAILABLE;
-    }, absl::Seconds(60)));
+    ASSERT_TRUE(zf::testing::WaitFor(
+        [&] {
+          grpc::ClientContext context;
+          context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(10)));
+          status = stub->Insert(&context, request, &response);
+          return status.error_code() != grpc::StatusCode::UNAVAILABLE;
+        },
+        absl::Seconds(60)));
     ASSERT_TRUE(status.ok()) << status.error_message();
   }
 
@@ -119,9 +124,23 @@ class CliLearnerTest : public ::testing::Test {
   }
 
   std::vector<std::string> LearnerArgs() const {
-    return {"learner", "--game", "tictactoe", "--replay", replay_address_, "--dir",
-            (dir_ / "run").string(), "--batch_size", "32", "--blocks", "1", "--filters", "8",
-            "--threads", "1", "--device", "cpu"};
+    return {"learner",
+            "--game",
+            "tictactoe",
+            "--replay",
+            replay_address_,
+            "--dir",
+            (dir_ / "run").string(),
+            "--batch_size",
+            "32",
+            "--blocks",
+            "1",
+            "--filters",
+            "8",
+            "--threads",
+            "1",
+            "--device",
+            "cpu"};
   }
 
   fs::path dir_;
@@ -191,13 +210,16 @@ TEST_F(CliLearnerTest, SigtermFinishesTheStepAndCheckpoints) {
 TEST_F(CliLearnerTest, InferenceFollowsTheLearnersModelService) {
   std::vector<std::string> args = LearnerArgs();
   args.insert(args.begin(), ZF_BINARY);
-  for (const char* a : {"--steps_per_checkpoint", "3", "--listen", "127.0.0.1:0"}) args.push_back(a);
+  for (const char* a : {"--steps_per_checkpoint", "3", "--listen", "127.0.0.1:0"})
+    args.push_back(a);
   ASSERT_OK_AND_ASSIGN(auto learner, BackgroundProcess::Start(args, (dir_ / "learner").string()));
   int model_port = -1;
-  ASSERT_TRUE(zf::testing::WaitFor([&] {
-    model_port = NumberAfter(learner->Stdout(), "model service on port ");
-    return model_port > 0 || !learner->Running();
-  }, absl::Seconds(120)));
+  ASSERT_TRUE(zf::testing::WaitFor(
+      [&] {
+        model_port = NumberAfter(learner->Stdout(), "model service on port ");
+        return model_port > 0 || !learner->Running();
+      },
+      absl::Seconds(120)));
   ASSERT_GT(model_port, 0) << learner->Stderr();
 
   ASSERT_OK_AND_ASSIGN(
@@ -207,10 +229,12 @@ TEST_F(CliLearnerTest, InferenceFollowsTheLearnersModelService) {
                                 "8", "--model_service", absl::StrCat("127.0.0.1:", model_port)},
                                (dir_ / "inference").string()));
   int inference_port = -1;
-  ASSERT_TRUE(zf::testing::WaitFor([&] {
-    inference_port = NumberAfter(inference->Stdout(), " on port ");
-    return inference_port > 0 || !inference->Running();
-  }, absl::Seconds(120)));
+  ASSERT_TRUE(zf::testing::WaitFor(
+      [&] {
+        inference_port = NumberAfter(inference->Stdout(), " on port ");
+        return inference_port > 0 || !inference->Running();
+      },
+      absl::Seconds(120)));
   ASSERT_GT(inference_port, 0) << inference->Stderr();
   auto stub = zerofleet::v1::Inference::NewStub(
       grpc_util::CreateChannel(absl::StrCat("127.0.0.1:", inference_port)));

@@ -87,8 +87,8 @@ int MetricsPort(BackgroundProcess& process) {
 class CliMetricsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::path(::testing::TempDir()) /
-           absl::StrCat("cli_metrics_test_", getpid());
+    dir_ =
+        std::filesystem::path(::testing::TempDir()) / absl::StrCat("cli_metrics_test_", getpid());
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
@@ -101,8 +101,7 @@ class CliMetricsTest : public ::testing::Test {
                          BackgroundProcess::Start(argv, (dir_ / component).string()));
     const int port = MetricsPort(*process);
     ASSERT_GT(port, 0) << process->Stdout() << process->Stderr();
-    ASSERT_OK_AND_ASSIGN(HttpResponse response,
-                         HttpGet("127.0.0.1", port, "/metrics", kTimeout));
+    ASSERT_OK_AND_ASSIGN(HttpResponse response, HttpGet("127.0.0.1", port, "/metrics", kTimeout));
     EXPECT_EQ(response.status_code, 200) << process->Stderr();
     EXPECT_EQ(response.Header("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
     EXPECT_THAT(response.body, HasSubstr("# TYPE zf_build_info gauge\n"));
@@ -127,8 +126,8 @@ class CliMetricsTest : public ::testing::Test {
 };
 
 TEST_F(CliMetricsTest, InferenceServesPromtoolCleanMetrics) {
-  ScrapeAndCheck({"inference", "--game", "tictactoe", "--blocks", "1", "--filters", "8",
-                  "--listen", "127.0.0.1:0", "--metrics_listen", "127.0.0.1:0"},
+  ScrapeAndCheck({"inference", "--game", "tictactoe", "--blocks", "1", "--filters", "8", "--listen",
+                  "127.0.0.1:0", "--metrics_listen", "127.0.0.1:0"},
                  "inference");
 }
 

@@ -58,8 +58,7 @@ std::vector<std::string> Lines(const std::string& path, const std::string& event
 TEST(RunE2eTest, TheWholeLoopTrainsAndServesNewVersionsAndResumes) {
   const std::string dir = TempDir("zf-run");
   ProcessResult r = Zf({"run", "--game", "tictactoe", "--dir", dir, "--minutes", "0.4",
-                        "--fleet_view",
-                        "--progress_s", "2", "--eval_games", "2", "--seed", "3"});
+                        "--fleet_view", "--progress_s", "2", "--eval_games", "2", "--seed", "3"});
   ASSERT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;
   EXPECT_THAT(r.stdout_text, HasSubstr("zf run: tictactoe, network 2x32, 2 replay shards"));
   EXPECT_THAT(r.stdout_text, HasSubstr("peak resident memory"));
@@ -97,8 +96,7 @@ TEST(RunE2eTest, TheWholeLoopTrainsAndServesNewVersionsAndResumes) {
   EXPECT_EQ(match.exit_code, 0) << match.stderr_text;
 
   // A second start on the same directory must say --resume; with it, the run goes on.
-  ExpectUsageError({"run", "--game", "tictactoe", "--dir", dir, "--minutes", "0.1"},
-                   "--resume");
+  ExpectUsageError({"run", "--game", "tictactoe", "--dir", dir, "--minutes", "0.1"}, "--resume");
   r = Zf({"run", "--resume", "--dir", dir, "--minutes", "0.2", "--progress_s", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;
   EXPECT_THAT(r.stdout_text, HasSubstr("(resumed)"));

@@ -108,10 +108,10 @@ class LocalBatch1Evaluator final : public actor::AsyncEvaluator {
     result.policy_logits.resize(static_cast<size_t>(rows) * actions);
     result.wdl.resize(static_cast<size_t>(rows) * 3);
     for (int i = 0; i < rows; ++i) {
-      absl::Status status = session_->Run(
-          planes.subspan(i * plane_size, plane_size), 1,
-          std::span<float>(result.policy_logits).subspan(i * actions, actions),
-          std::span<float>(result.wdl).subspan(i * 3, 3));
+      absl::Status status =
+          session_->Run(planes.subspan(i * plane_size, plane_size), 1,
+                        std::span<float>(result.policy_logits).subspan(i * actions, actions),
+                        std::span<float>(result.wdl).subspan(i * 3, 3));
       if (!status.ok()) {
         done(status);
         return absl::OkStatus();
@@ -142,7 +142,8 @@ absl::Status RunActor(const std::vector<std::string>& args) {
     return absl::InvalidArgumentError("zf actor needs exactly one of --out DIR or --replay ADDRS");
   }
   ZF_RETURN_IF_ERROR(CheckRange("workers", absl::GetFlag(FLAGS_workers), 1, 256));
-  ZF_RETURN_IF_ERROR(CheckRange("games_per_worker", absl::GetFlag(FLAGS_games_per_worker), 1, 4096));
+  ZF_RETURN_IF_ERROR(
+      CheckRange("games_per_worker", absl::GetFlag(FLAGS_games_per_worker), 1, 4096));
   ZF_RETURN_IF_ERROR(CheckRange("sims", absl::GetFlag(FLAGS_sims), 2, 100000));
   ZF_RETURN_IF_ERROR(CheckRange("games", absl::GetFlag(FLAGS_games), 0, 1000000000));
 
@@ -150,8 +151,8 @@ absl::Status RunActor(const std::vector<std::string>& args) {
   options.workers = absl::GetFlag(FLAGS_workers);
   options.games_per_worker = absl::GetFlag(FLAGS_games_per_worker);
   options.self_play.mcts.num_simulations = absl::GetFlag(FLAGS_sims);
-  options.self_play.fast_simulations =
-      std::max(2, std::min(options.self_play.fast_simulations, options.self_play.mcts.num_simulations));
+  options.self_play.fast_simulations = std::max(
+      2, std::min(options.self_play.fast_simulations, options.self_play.mcts.num_simulations));
   options.max_games = absl::GetFlag(FLAGS_games);
   options.seed = absl::GetFlag(FLAGS_seed);
   if (local) {
@@ -199,8 +200,8 @@ absl::Status RunActor(const std::vector<std::string>& args) {
   options.actor_id = actor::RandomActorId();
   std::unique_ptr<actor::GameSink> sink;
   if (!out.empty()) {
-    ZF_ASSIGN_OR_RETURN(sink, actor::FileGameSink::Create(
-                                  {.dir = out, .actor_id = options.actor_id}));
+    ZF_ASSIGN_OR_RETURN(sink,
+                        actor::FileGameSink::Create({.dir = out, .actor_id = options.actor_id}));
   } else {
     replay::ShardedReplayWriterOptions writer_options;
     for (absl::string_view shard : absl::StrSplit(replay, ',', absl::SkipEmpty())) {
@@ -217,7 +218,8 @@ absl::Status RunActor(const std::vector<std::string>& args) {
   if (const std::string listen = absl::GetFlag(FLAGS_metrics_listen); !listen.empty()) {
     metrics::MetricsServer::Options metrics_options;
     metrics_options.listen_address = listen;
-    ZF_ASSIGN_OR_RETURN(metrics_server, metrics::MetricsServer::Create(metrics_options, {registry}));
+    ZF_ASSIGN_OR_RETURN(metrics_server,
+                        metrics::MetricsServer::Create(metrics_options, {registry}));
   }
   ZF_ASSIGN_OR_RETURN(std::unique_ptr<actor::Actor> actor,
                       actor::Actor::Create(options, evaluator, sink.get(), registry));
@@ -259,8 +261,7 @@ absl::Status RunActor(const std::vector<std::string>& args) {
               << ", \"moves\": " << stats.moves << ", \"simulations\": " << stats.simulations
               << ", \"leaf_evaluations\": " << stats.leaf_evaluations
               << ", \"resignations\": " << stats.resignations
-              << ", \"requests\": " << stats.requests
-              << ", \"evaluation_wait_seconds\": "
+              << ", \"requests\": " << stats.requests << ", \"evaluation_wait_seconds\": "
               << absl::StrFormat("%.3f", stats.evaluation_wait_seconds)
               << ", \"model_version\": " << stats.model_version
               << ", \"seconds\": " << absl::StrFormat("%.3f", seconds)
@@ -317,8 +318,7 @@ absl::Status RunGames(const std::vector<std::string>& args) {
                 << ", \"truncated\": " << (game.truncated() ? "true" : "false")
                 << ", \"model_versions\": [" << versions << "], \"positions\": [";
       for (int i = 0; i < n; ++i) {
-        std::cout << (i > 0 ? ", " : "") << "{\"to_play\": "
-                  << static_cast<int>(game.to_play()[i])
+        std::cout << (i > 0 ? ", " : "") << "{\"to_play\": " << static_cast<int>(game.to_play()[i])
                   << ", \"full_search\": " << static_cast<int>(game.full_search()[i])
                   << ", \"top\": [";
         const auto top = TopMoves(policy.data() + static_cast<size_t>(i) * actions, actions, 3);
@@ -352,7 +352,6 @@ absl::Status RunGames(const std::vector<std::string>& args) {
   }
   return absl::OkStatus();
 }
-
 
 // ---- zf bench selfplay ----
 
@@ -442,7 +441,8 @@ absl::StatusOr<SideResult> RunActors(int actors, const std::vector<std::string>&
   }
   absl::SleepFor(absl::Seconds(seconds));
   SideResult result;
-  for (const Child& c : children) result.actor_peak_rss.push_back(PeakRssBytes(std::to_string(c.pid)));
+  for (const Child& c : children)
+    result.actor_peak_rss.push_back(PeakRssBytes(std::to_string(c.pid)));
   for (const Child& c : children) kill(c.pid, SIGTERM);
   for (size_t i = 0; i < children.size(); ++i) {
     const int code = WaitChild(children[i]);
@@ -501,9 +501,8 @@ absl::Status RunBenchSelfplay(const std::vector<std::string>& args) {
   }
   const int blocks = absl::GetFlag(FLAGS_blocks);
   const int filters = absl::GetFlag(FLAGS_filters);
-  const model::NetworkShape shape = games::VisitGame(config, [&](const auto& game) {
-    return model::NetworkShapeForGame(game, blocks, filters);
-  });
+  const model::NetworkShape shape = games::VisitGame(
+      config, [&](const auto& game) { return model::NetworkShapeForGame(game, blocks, filters); });
   ZF_RETURN_IF_ERROR(shape.Validate());
   const int games_per_worker = absl::GetFlag(FLAGS_games_per_worker);
 
@@ -514,11 +513,10 @@ absl::Status RunBenchSelfplay(const std::vector<std::string>& args) {
                                    absl::StrCat("--filters=", filters)};
 
   // 1. Served: one inference server process, `actors` actor processes streaming leaves to it.
-  ZF_ASSIGN_OR_RETURN(Child server,
-                      SpawnZf({"inference", "--listen=127.0.0.1:0",
-                               absl::StrCat("--game=", config.name), net_flags[0], net_flags[1],
-                               "--seed=1"},
-                              dir, "server"));
+  ZF_ASSIGN_OR_RETURN(Child server, SpawnZf({"inference", "--listen=127.0.0.1:0",
+                                             absl::StrCat("--game=", config.name), net_flags[0],
+                                             net_flags[1], "--seed=1"},
+                                            dir, "server"));
   int port = 0;
   const absl::Time give_up = absl::Now() + absl::Seconds(300);
   while (port == 0 && absl::Now() < give_up) {
@@ -556,8 +554,7 @@ absl::Status RunBenchSelfplay(const std::vector<std::string>& args) {
       SideResult local,
       RunActors(actors,
                 {"actor", absl::StrCat("--game=", config.name), "--local", net_flags[0],
-                 net_flags[1], "--workers=1", absl::StrCat("--sims=", sims), "--games=0",
-                 "--json"},
+                 net_flags[1], "--workers=1", absl::StrCat("--sims=", sims), "--games=0", "--json"},
                 seconds, dir, "local"));
   std::filesystem::remove_all(dir);
 
@@ -578,8 +575,8 @@ absl::Status RunBenchSelfplay(const std::vector<std::string>& args) {
               << ", \"network\": " << JsonString(shape.DebugString()) << ", \"blocks\": " << blocks
               << ", \"filters\": " << filters << ", \"actors\": " << actors
               << ", \"sims\": " << sims << ", \"games_per_worker\": " << games_per_worker
-              << ", \"seconds\": " << seconds << ", \"device\": \"cpu\", \"cpu\": "
-              << JsonString(cpu) << ", \"cores\": " << cores
+              << ", \"seconds\": " << seconds
+              << ", \"device\": \"cpu\", \"cpu\": " << JsonString(cpu) << ", \"cores\": " << cores
               << ", \"served\": " << side(*served, true) << ", \"baseline\": " << side(local, false)
               << absl::StrFormat(
                      ", \"ratio\": {\"games\": %.2f, \"moves\": %.2f, \"leaf_evals\": %.2f}}",
@@ -609,8 +606,7 @@ absl::Status RunBenchSelfplay(const std::vector<std::string>& args) {
   return absl::OkStatus();
 }
 
-namespace {
-}  // namespace
+namespace {}  // namespace
 
 std::vector<Command> ActorCommands() {
   return {
@@ -622,8 +618,11 @@ std::vector<Command> ActorCommands() {
        {"game", "inference", "out", "replay", "workers", "games_per_worker", "sims", "games",
         "metrics_listen", "seed", "json", "local", "checkpoint", "blocks", "filters"},
        RunActor},
-      {"games", "'dump FILE': print every game record of a .zfgames file",
-       "zf games dump FILE [--json]", {"json"}, RunGames},
+      {"games",
+       "'dump FILE': print every game record of a .zfgames file",
+       "zf games dump FILE [--json]",
+       {"json"},
+       RunGames},
   };
 }
 

@@ -27,8 +27,8 @@ ABSL_DECLARE_FLAG(double, seconds);
 namespace zf::cli {
 
 std::vector<std::string> BenchFlags() {
-  return {"blocks",    "filters",          "max_batch", "streams",  "rows",
-          "in_flight", "baseline_threads", "intra_op_threads", "capacity", "inserters", "dir"};
+  return {"blocks",           "filters",          "max_batch", "streams",   "rows", "in_flight",
+          "baseline_threads", "intra_op_threads", "capacity",  "inserters", "dir"};
 }
 
 absl::Status RunBenchInference() {

@@ -15,8 +15,8 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "cli/common_flags.h"
-#include "cli/move_list.h"
 #include "cli/json.h"
+#include "cli/move_list.h"
 #include "common/status_macros.h"
 #include "games/game.h"
 #include "games/perft.h"
@@ -60,7 +60,8 @@ absl::Status RunPerft(const std::vector<std::string>& args) {
                 << absl::StrJoin(counts, ", ") << "]}\n";
     } else {
       std::cout << "perft " << game.Name() << "\n";
-      for (size_t d = 0; d < counts.size(); ++d) std::cout << "  depth " << d << ": " << counts[d] << "\n";
+      for (size_t d = 0; d < counts.size(); ++d)
+        std::cout << "  depth " << d << ": " << counts[d] << "\n";
       std::cout << "  (" << absl::StrFormat("%.3f", seconds) << " s)\n";
     }
     return absl::OkStatus();
@@ -84,7 +85,10 @@ absl::Status RunPosition(const std::vector<std::string>& args) {
     std::cout << game.ToString() << "\n";
     if (game.IsTerminal()) {
       games::Returns r = game.Returns();
-      std::cout << "game over: " << (r[0] > 0 ? "player 0 wins" : r[0] < 0 ? "player 1 wins" : "draw")
+      std::cout << "game over: "
+                << (r[0] > 0   ? "player 0 wins"
+                    : r[0] < 0 ? "player 1 wins"
+                               : "draw")
                 << "\n";
     } else {
       std::vector<std::string> names;
@@ -105,7 +109,8 @@ absl::Status RunRandom(const std::vector<std::string>& args) {
   ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
   int delay_ms = absl::GetFlag(FLAGS_delay_ms);
   if (delay_ms < 0 || delay_ms > 10000) {
-    return absl::InvalidArgumentError(absl::StrCat("--delay_ms must be in 0..10000, got ", delay_ms));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--delay_ms must be in 0..10000, got ", delay_ms));
   }
   uint64_t seed = absl::GetFlag(FLAGS_seed);
   if (seed == 0) seed = static_cast<uint64_t>(absl::ToUnixNanos(absl::Now()));
@@ -121,16 +126,18 @@ absl::Status RunRandom(const std::vector<std::string>& args) {
       int mover = game.ToPlay();
       played.push_back(game.ActionToString(action));
       game.Apply(action);
-      std::cout << "move " << played.size() << ": player " << mover << " plays "
-                << played.back() << "\n"
+      std::cout << "move " << played.size() << ": player " << mover << " plays " << played.back()
+                << "\n"
                 << game.ToString() << "\n";
       std::cout.flush();
       if (delay_ms > 0) absl::SleepFor(absl::Milliseconds(delay_ms));
     }
     games::Returns r = game.Returns();
     std::cout << "result: "
-              << (r[0] > 0 ? "player 0 wins" : r[0] < 0 ? "player 1 wins" : "draw") << " after "
-              << played.size() << " moves\n";
+              << (r[0] > 0   ? "player 0 wins"
+                  : r[0] < 0 ? "player 1 wins"
+                             : "draw")
+              << " after " << played.size() << " moves\n";
     return absl::OkStatus();
   });
 }
@@ -139,12 +146,22 @@ absl::Status RunRandom(const std::vector<std::string>& args) {
 
 std::vector<Command> GameCommands() {
   return {
-      {"perft", "count move sequences of exactly d plies from the start (terminal positions are not expanded)",
-       "zf perft --game G --depth D [--json]", {"game", "depth", "json"}, RunPerft},
-      {"position", "apply moves from the start and print the position, its result and legal moves",
-       "zf position --game G --moves a,b,c [--json]", {"game", "moves", "json"}, RunPosition},
-      {"random", "play one game of uniformly random moves, printing every position",
-       "zf random --game G [--seed S] [--delay_ms MS]", {"game", "seed", "delay_ms"}, RunRandom},
+      {"perft",
+       "count move sequences of exactly d plies from the start (terminal positions are not "
+       "expanded)",
+       "zf perft --game G --depth D [--json]",
+       {"game", "depth", "json"},
+       RunPerft},
+      {"position",
+       "apply moves from the start and print the position, its result and legal moves",
+       "zf position --game G --moves a,b,c [--json]",
+       {"game", "moves", "json"},
+       RunPosition},
+      {"random",
+       "play one game of uniformly random moves, printing every position",
+       "zf random --game G [--seed S] [--delay_ms MS]",
+       {"game", "seed", "delay_ms"},
+       RunRandom},
   };
 }
 

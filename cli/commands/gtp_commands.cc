@@ -15,9 +15,9 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "cli/common_flags.h"
-#include "cli/move_list.h"
 #include "cli/gtp/gtp_engine.h"
 #include "cli/json.h"
+#include "cli/move_list.h"
 #include "cli/players.h"
 #include "common/status_macros.h"
 #include "games/registry.h"
@@ -50,15 +50,14 @@ absl::Status RunGtp(const std::vector<std::string>& args) {
   return games::VisitGame(config, [&](const auto& start) -> absl::Status {
     using G = std::decay_t<decltype(start)>;
     if constexpr (!gtp::kSupportsGtp<G>) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "GTP needs moves written as board vertices; ", start.Name(),
-          " has none (GTP games: go[:N], tictactoe, connect4)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("GTP needs moves written as board vertices; ", start.Name(),
+                       " has none (GTP games: go[:N], tictactoe, connect4)"));
     } else {
-      ZF_ASSIGN_OR_RETURN(
-          std::unique_ptr<GtpEngine<G>> engine,
-          GtpEngine<G>::Create({.start = start, .make_player = [&](const G& s) {
-                                  return MakePlayer<G>(spec, s, seed);
-                                }}));
+      ZF_ASSIGN_OR_RETURN(std::unique_ptr<GtpEngine<G>> engine,
+                          GtpEngine<G>::Create({.start = start, .make_player = [&](const G& s) {
+                                                  return MakePlayer<G>(spec, s, seed);
+                                                }}));
       std::string line;
       while (!engine->quit_requested() && std::getline(std::cin, line)) {
         const std::string response = engine->Handle(line);
@@ -91,8 +90,7 @@ absl::Status RunAnalyze(const std::vector<std::string>& args) {
     }
     ZF_ASSIGN_OR_RETURN(std::unique_ptr<Player<G>> player, MakePlayer<G>(spec, start, seed));
     ZF_ASSIGN_OR_RETURN(int action, player->ChooseAction(game));
-    const std::string move =
-        action == kResignAction ? "resign" : game.ActionToString(action);
+    const std::string move = action == kResignAction ? "resign" : game.ActionToString(action);
     const std::optional<SearchReport> report = player->LastSearch();
     std::vector<search::ChildStats> children;
     if (report) children = report->children;
@@ -109,16 +107,15 @@ absl::Status RunAnalyze(const std::vector<std::string>& args) {
                 << ", \"player\": " << JsonString(spec) << ", \"move\": " << JsonString(move)
                 << ", \"value\": "
                 << (report ? absl::StrFormat("%.4f", report->value) : std::string("null"))
-                << ", \"root_visits\": " << (report ? report->root_visits : 0)
-                << ", \"visits\": {" << visits << "}, \"values\": {" << values
-                << "}, \"priors\": {" << priors << "}}\n";
+                << ", \"root_visits\": " << (report ? report->root_visits : 0) << ", \"visits\": {"
+                << visits << "}, \"values\": {" << values << "}, \"priors\": {" << priors << "}}\n";
       return absl::OkStatus();
     }
     std::cout << game.ToString() << "\n";
-    std::cout << absl::StrFormat("%s after %d moves, player %d to move: %s plays %s\n",
-                                 start.Name(), moves.empty() ? 0 : std::count(moves.begin(),
-                                                                              moves.end(), ',') + 1,
-                                 game.ToPlay(), spec, move);
+    std::cout << absl::StrFormat(
+        "%s after %d moves, player %d to move: %s plays %s\n", start.Name(),
+        moves.empty() ? 0 : std::count(moves.begin(), moves.end(), ',') + 1, game.ToPlay(), spec,
+        move);
     if (!report) {
       std::cout << "(" << spec << " does not search: no statistics)\n";
       return absl::OkStatus();
@@ -146,12 +143,16 @@ absl::Status RunAnalyze(const std::vector<std::string>& args) {
 
 std::vector<Command> GtpCommands() {
   return {
-      {"gtp", "a GTP version 2 engine on stdin/stdout for GUIs and other engines (docs/gtp.md)",
+      {"gtp",
+       "a GTP version 2 engine on stdin/stdout for GUIs and other engines (docs/gtp.md)",
        "zf gtp --game go:N|tictactoe|connect4 --player SPEC [--seed S]",
-       {"game", "player", "seed"}, RunGtp},
-      {"analyze", "what a player would play in a position, with its search statistics",
+       {"game", "player", "seed"},
+       RunGtp},
+      {"analyze",
+       "what a player would play in a position, with its search statistics",
        "zf analyze --game G [--moves a,b,c] --player SPEC [--json] [--seed S]",
-       {"game", "moves", "player", "json", "seed"}, RunAnalyze},
+       {"game", "moves", "player", "json", "seed"},
+       RunAnalyze},
   };
 }
 

@@ -91,8 +91,8 @@ absl::Status RunInference(const std::vector<std::string>& args) {
                                         absl::GetFlag(FLAGS_filters));
     });
     ZF_RETURN_IF_ERROR(shape.Validate());
-    ZF_ASSIGN_OR_RETURN(first, LoadModel("", config.name, shape, absl::GetFlag(FLAGS_seed),
-                                         max_batch));
+    ZF_ASSIGN_OR_RETURN(first,
+                        LoadModel("", config.name, shape, absl::GetFlag(FLAGS_seed), max_batch));
   } else {
     ZF_ASSIGN_OR_RETURN(first, LoadModel(checkpoint, "", std::nullopt, 0, max_batch));
   }
@@ -101,8 +101,9 @@ absl::Status RunInference(const std::vector<std::string>& args) {
   options.listen_address = absl::GetFlag(FLAGS_listen);
   options.backend = first.backend;
   options.game = first.game;
-  options.loader = [game = first.game, shape = first.shape, max_batch](const std::string& path)
-      -> absl::StatusOr<std::shared_ptr<inference::Backend>> {
+  options.loader =
+      [game = first.game, shape = first.shape,
+       max_batch](const std::string& path) -> absl::StatusOr<std::shared_ptr<inference::Backend>> {
     ZF_ASSIGN_OR_RETURN(Model model, LoadModel(path, game, shape, 0, max_batch));
     return model.backend;
   };

@@ -7,8 +7,8 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <iostream>
 #include <memory>
@@ -42,7 +42,8 @@ ABSL_FLAG(std::string, optimizer, "sgd", "learner: sgd (momentum 0.9) or adamw")
 ABSL_FLAG(std::string, lr_schedule, "constant",
           "learner: constant, step (x0.1 every --lr_step_every steps) or cosine (to 0 over "
           "--max_steps)");
-ABSL_FLAG(int64_t, lr_step_every, 100000, "learner: steps between x0.1 decays (--lr_schedule step)");
+ABSL_FLAG(int64_t, lr_step_every, 100000,
+          "learner: steps between x0.1 decays (--lr_schedule step)");
 ABSL_FLAG(int64_t, warmup_steps, 0, "learner: linear learning-rate warm-up steps");
 ABSL_FLAG(double, weight_decay, -1,
           "learner: weight decay; negative (the default): 1e-4 for sgd (L2), 1e-2 for adamw "
@@ -212,9 +213,25 @@ std::vector<Command> LearnerCommands() {
        "[--steps_per_checkpoint K] [--lr X] [--optimizer sgd|adamw] [--lr_schedule "
        "constant|step|cosine] [--blocks B --filters F] [--max_steps N] [--threads N] "
        "[--metrics_listen ADDR]",
-       {"game", "replay", "dir", "listen", "batch_size", "steps_per_checkpoint",
-        "keep_checkpoints", "lr", "optimizer", "lr_schedule", "lr_step_every", "warmup_steps",
-        "weight_decay", "blocks", "filters", "seed", "max_steps", "threads", "device",
+       {"game",
+        "replay",
+        "dir",
+        "listen",
+        "batch_size",
+        "steps_per_checkpoint",
+        "keep_checkpoints",
+        "lr",
+        "optimizer",
+        "lr_schedule",
+        "lr_step_every",
+        "warmup_steps",
+        "weight_decay",
+        "blocks",
+        "filters",
+        "seed",
+        "max_steps",
+        "threads",
+        "device",
         "metrics_listen"},
        RunLearner},
   };

@@ -29,8 +29,8 @@ std::string ManifestJson(const model::CheckpointManifest& m) {
       "{\"game\": ", JsonString(m.game), ", \"version\": ", m.version,
       ", \"training_step\": ", m.training_step, ", \"blocks\": ", s.blocks,
       ", \"filters\": ", s.filters, ", \"input\": [", s.input_channels, ", ", s.board_height, ", ",
-      s.board_width, "], \"num_actions\": ", s.num_actions,
-      ", \"created\": ", JsonString(absl::FormatTime(absl::RFC3339_sec, m.created, absl::UTCTimeZone())),
+      s.board_width, "], \"num_actions\": ", s.num_actions, ", \"created\": ",
+      JsonString(absl::FormatTime(absl::RFC3339_sec, m.created, absl::UTCTimeZone())),
       ", \"weights_sha256\": ", JsonString(m.weights_sha256), "}");
 }
 
@@ -38,7 +38,8 @@ absl::Status RunNew(const std::string& out) {
   if (out.empty()) return absl::InvalidArgumentError("--out FILE is required");
   ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
   model::NetworkShape shape = games::VisitGame(config, [&](const auto& game) {
-    return model::NetworkShapeForGame(game, absl::GetFlag(FLAGS_blocks), absl::GetFlag(FLAGS_filters));
+    return model::NetworkShapeForGame(game, absl::GetFlag(FLAGS_blocks),
+                                      absl::GetFlag(FLAGS_filters));
   });
   ZF_RETURN_IF_ERROR(shape.Validate());
   model::InferenceSession::Options options;
@@ -87,10 +88,12 @@ absl::Status RunCheckpoint(const std::vector<std::string>& args) {
 
 std::vector<Command> ModelCommands() {
   return {
-      {"checkpoint", "'new': write a freshly initialised network; 'show FILE': verify and print a manifest",
+      {"checkpoint",
+       "'new': write a freshly initialised network; 'show FILE': verify and print a manifest",
        "zf checkpoint new --game G --out FILE [--blocks B] [--filters F] [--seed S] [--json] | "
        "zf checkpoint show FILE [--json]",
-       {"game", "out", "blocks", "filters", "seed", "json"}, RunCheckpoint},
+       {"game", "out", "blocks", "filters", "seed", "json"},
+       RunCheckpoint},
   };
 }
 

@@ -28,8 +28,9 @@
 #include "games/registry.h"
 #include "search/throughput.h"
 
-ABSL_FLAG(std::string, p1, "", "match: the first player's spec (random, mcts:SIMS, uniform:SIMS, "
-                               "net:CHECKPOINT:SIMS, perfect, gnugo:LEVEL)");
+ABSL_FLAG(std::string, p1, "",
+          "match: the first player's spec (random, mcts:SIMS, uniform:SIMS, "
+          "net:CHECKPOINT:SIMS, perfect, gnugo:LEVEL)");
 ABSL_FLAG(std::string, p2, "", "match: the second player's spec");
 ABSL_FLAG(int, games, 10, "match: number of games, colours alternating (1..100000)");
 ABSL_FLAG(bool, verbose, false, "match: print every move, the board and the players' thinking");
@@ -60,12 +61,13 @@ absl::Status RunMatch(const std::vector<std::string>& args) {
   ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
   std::string p1_spec = absl::GetFlag(FLAGS_p1), p2_spec = absl::GetFlag(FLAGS_p2);
   if (p1_spec.empty() || p2_spec.empty()) {
-    return absl::InvalidArgumentError("--p1 and --p2 are required (players: " +
-                                      std::string(kPlayerSpecHelp) + ")");
+    return absl::InvalidArgumentError(
+        "--p1 and --p2 are required (players: " + std::string(kPlayerSpecHelp) + ")");
   }
   int num_games = absl::GetFlag(FLAGS_games);
   if (num_games < 1 || num_games > 100000) {
-    return absl::InvalidArgumentError(absl::StrCat("--games must be in 1..100000, got ", num_games));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--games must be in 1..100000, got ", num_games));
   }
   const uint64_t seed = SeedFromFlag();
   const bool json = absl::GetFlag(FLAGS_json), verbose = absl::GetFlag(FLAGS_verbose);
@@ -78,7 +80,8 @@ absl::Status RunMatch(const std::vector<std::string>& args) {
     for (int i = 0; i < num_games; ++i) {
       // p1 plays first in even games, second in odd ones.
       const int p1_seat = i % 2;
-      Player<G>* seats[2] = {p1_seat == 0 ? p1.get() : p2.get(), p1_seat == 0 ? p2.get() : p1.get()};
+      Player<G>* seats[2] = {p1_seat == 0 ? p1.get() : p2.get(),
+                             p1_seat == 0 ? p2.get() : p1.get()};
       G game = start;
       std::vector<std::string> moves;
       int resigned = -1;  // the seat that resigned, if one did
@@ -110,13 +113,16 @@ absl::Status RunMatch(const std::vector<std::string>& args) {
         r = game.Returns();
       }
       float p1_return = r[p1_seat];
-      if (p1_return > 0) ++wins;
-      else if (p1_return < 0) ++losses;
-      else ++draws;
+      if (p1_return > 0)
+        ++wins;
+      else if (p1_return < 0)
+        ++losses;
+      else
+        ++draws;
       if (!json) {
         std::cout << absl::StrFormat("game %d: p1 plays %s, %s for p1 in %d moves", i + 1,
-                                     p1_seat == 0 ? "first" : "second",
-                                     ResultText(r, p1_seat), moves.size());
+                                     p1_seat == 0 ? "first" : "second", ResultText(r, p1_seat),
+                                     moves.size());
         std::cout << ": " << absl::StrJoin(moves, ",");
         std::cout << std::endl;
       }
@@ -195,7 +201,9 @@ absl::Status RunPlay(const std::vector<std::string>& args) {
     }
     games::Returns r = game.Returns();
     int human_seat = 1 - engine_seat;
-    std::cout << (r[human_seat] > 0 ? "You win." : r[human_seat] < 0 ? "The engine wins." : "Draw.")
+    std::cout << (r[human_seat] > 0   ? "You win."
+                  : r[human_seat] < 0 ? "The engine wins."
+                                      : "Draw.")
               << "\n";
     return absl::OkStatus();
   });
@@ -207,7 +215,8 @@ std::string CpuModel() {
   while (std::getline(in, line)) {
     if (absl::StartsWith(line, "model name")) {
       size_t colon = line.find(':');
-      if (colon != std::string::npos) return std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
+      if (colon != std::string::npos)
+        return std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
     }
   }
   return "unknown CPU";
@@ -264,8 +273,8 @@ absl::Status RunBench(const std::vector<std::string>& args) {
 }
 
 std::vector<std::string> BenchCommandFlags() {
-  std::vector<std::string> flags = {"game", "sims", "seconds", "json", "actors",
-                                     "games_per_worker"};
+  std::vector<std::string> flags = {"game", "sims",   "seconds",
+                                    "json", "actors", "games_per_worker"};
   for (std::string& flag : BenchFlags()) flags.push_back(std::move(flag));
   return flags;
 }
@@ -274,12 +283,16 @@ std::vector<std::string> BenchCommandFlags() {
 
 std::vector<Command> PlayerCommands() {
   return {
-      {"match", "play N games between two players, colours alternating; prints p1's wins/draws/losses",
+      {"match",
+       "play N games between two players, colours alternating; prints p1's wins/draws/losses",
        "zf match --game G --p1 SPEC --p2 SPEC --games N [--json] [--seed S] [--verbose]",
-       {"game", "p1", "p2", "games", "json", "seed", "verbose"}, RunMatch},
-      {"play", "play against an engine in the terminal, with its thinking shown",
+       {"game", "p1", "p2", "games", "json", "seed", "verbose"},
+       RunMatch},
+      {"play",
+       "play against an engine in the terminal, with its thinking shown",
        "zf play --game G --vs SPEC [--engine_first] [--seed S]",
-       {"game", "vs", "engine_first", "seed"}, RunPlay},
+       {"game", "vs", "engine_first", "seed"},
+       RunPlay},
       {"bench",
        "benchmarks; 'zf bench mcts': MCTS simulations per second on one thread; 'zf bench "
        "inference': batched gRPC serving vs raw and batch-1 baseline; 'zf bench replay': shard "

@@ -66,11 +66,10 @@ class GtpEngine {
 
   // Builds the player for games starting at `start`; called at Create and whenever boardsize
   // or komi changes the start.
-  using PlayerFactory =
-      std::function<absl::StatusOr<std::unique_ptr<Player<G>>>(const G& start)>;
+  using PlayerFactory = std::function<absl::StatusOr<std::unique_ptr<Player<G>>>(const G& start)>;
 
   struct Options {
-    G start;                   // the empty board (for go: its size and komi)
+    G start;                    // the empty board (for go: its size and komi)
     PlayerFactory make_player;  // required
     // Returns: InvalidArgument without make_player.
     absl::Status Validate() const {
@@ -124,7 +123,8 @@ class GtpEngine {
 
   static std::vector<std::string> CommandNames() {
     return {"protocol_version", "name", "version", "known_command", "list_commands", "boardsize",
-            "clear_board", "komi", "play", "genmove", "undo", "final_score", "showboard", "quit"};
+            "clear_board",      "komi", "play",    "genmove",       "undo",          "final_score",
+            "showboard",        "quit"};
   }
 
  private:

@@ -38,7 +38,8 @@ class GtpEngineFixture {
  public:
   explicit GtpEngineFixture(const G& start) {
     absl::StatusOr<std::unique_ptr<GtpEngine<G>>> engine = GtpEngine<G>::Create(
-        {.start = start, .make_player = [this](const G& s) -> absl::StatusOr<std::unique_ptr<Player<G>>> {
+        {.start = start,
+         .make_player = [this](const G& s) -> absl::StatusOr<std::unique_ptr<Player<G>>> {
            ++players_made;
            starts.push_back(s.Name());
            return std::unique_ptr<Player<G>>(new ScriptedPlayer<G>(&script));

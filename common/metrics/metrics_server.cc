@@ -51,8 +51,8 @@ absl::StatusOr<ListenAddress> ParseListenAddress(absl::string_view address) {
   absl::string_view host = address.substr(0, colon);
   absl::string_view port = address.substr(colon + 1);
   if (absl::StartsWith(host, "[") || host.find(':') != absl::string_view::npos) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "listen_address \"", address, "\": IPv6 is not supported"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("listen_address \"", address, "\": IPv6 is not supported"));
   }
   ListenAddress parsed;
   if (host == "localhost") {

@@ -45,7 +45,8 @@ class MetricsServer {
  public:
   struct Options {
     // "HOST:PORT". HOST is an IPv4 address ("0.0.0.0" for every interface, "127.0.0.1" for
-    // loopback only) or "localhost" (= 127.0.0.1); IPv6 is not supported. PORT is 0..65535; 0 asks the kernel for a free port, which port() then reports.
+    // loopback only) or "localhost" (= 127.0.0.1); IPv6 is not supported. PORT is 0..65535; 0 asks
+    // the kernel for a free port, which port() then reports.
     std::string listen_address = "0.0.0.0:9090";
     // Worker threads, 1..64. Scrapes are rare and cheap; 2 lets a slow client not block
     // Prometheus.

@@ -19,8 +19,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "games/go/go.h"
-#include "gtp/gtp_client.h"
 #include "gtest/gtest.h"
+#include "gtp/gtp_client.h"
 
 namespace zf::games {
 namespace {
@@ -142,8 +142,9 @@ void PlayAgainstGnuGo(GtpPipe* gtp, int n, float komi, int num_games, uint32_t s
 TEST(GnuGoTest, RandomGamesAgreeWithGnuGo) {
   const absl::StatusOr<std::string> gnugo = gtp::FindGnuGo();
   ASSERT_TRUE(gnugo.ok()) << gnugo.status() << " (scripts/bootstrap installs it)";
-  absl::StatusOr<std::unique_ptr<GtpPipe>> gtp = GtpPipe::Create({.argv = {
-      *gnugo, "--mode", "gtp", "--chinese-rules", "--positional-superko", "--forbid-suicide"}});
+  absl::StatusOr<std::unique_ptr<GtpPipe>> gtp =
+      GtpPipe::Create({.argv = {*gnugo, "--mode", "gtp", "--chinese-rules", "--positional-superko",
+                                "--forbid-suicide"}});
   ASSERT_TRUE(gtp.ok()) << gtp.status();
   const absl::StatusOr<std::string> version = (*gtp)->Send("protocol_version");
   ASSERT_TRUE(version.ok()) << version.status();

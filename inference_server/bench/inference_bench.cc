@@ -150,8 +150,8 @@ absl::StatusOr<InferenceBenchResult> RunInferenceBench(const InferenceBenchOptio
   ZF_ASSIGN_OR_RETURN(std::shared_ptr<model::InferenceSession> session,
                       Session(shape, f.intra_op_threads));
   for (int b = 1; b <= f.max_batch; b *= 2) {
-    ZF_ASSIGN_OR_RETURN(double v, RawThroughput(*session, b, std::max(1.0, f.seconds / 2),
-                                                kWorkers));
+    ZF_ASSIGN_OR_RETURN(double v,
+                        RawThroughput(*session, b, std::max(1.0, f.seconds / 2), kWorkers));
     result.raw.push_back({b, v});
   }
 
@@ -228,8 +228,8 @@ absl::StatusOr<InferenceBenchResult> RunInferenceBench(const InferenceBenchOptio
     result.p50_ms = pct(0.5);
     result.p99_ms = pct(0.99);
   }
-  auto nearest = std::min_element(
-      result.raw.begin(), result.raw.end(), [&](const auto& a, const auto& b) {
+  auto nearest =
+      std::min_element(result.raw.begin(), result.raw.end(), [&](const auto& a, const auto& b) {
         return std::abs(a.first - result.mean_batch) < std::abs(b.first - result.mean_batch);
       });
 
@@ -295,10 +295,10 @@ std::string FormatInferenceBenchTable(const InferenceBenchResult& r) {
                             "batch %d)\n",
                             f.streams, f.in_flight, f.rows, r.evals_per_sec, r.mean_batch, r.p50_ms,
                             r.p99_ms, r.serving_efficiency, r.efficiency_at_batch));
-  absl::StrAppend(&out, absl::StrFormat("(3) baseline: %d threads, own model copy each, batch 1: "
-                                        "%.1f evals/s; batching speedup %.2f\n",
-                                        f.baseline_threads, r.baseline_evals_per_sec,
-                                        r.batching_speedup));
+  absl::StrAppend(
+      &out, absl::StrFormat("(3) baseline: %d threads, own model copy each, batch 1: "
+                            "%.1f evals/s; batching speedup %.2f\n",
+                            f.baseline_threads, r.baseline_evals_per_sec, r.batching_speedup));
   return out;
 }
 

@@ -27,13 +27,13 @@ struct InferenceBenchOptions {
   std::string game = "connect4";  // a games/registry.h name
   int blocks = 4;                 // network shape
   int filters = 64;
-  int max_batch = 16;          // server max batch and largest raw batch, 1..4096
-  int streams = 8;             // S clients
-  int rows = 2;                // R positions per request
-  int in_flight = 2;           // K requests in flight per client
-  int baseline_threads = 8;    // P
-  int intra_op_threads = 1;    // of the raw and served network (process-wide)
-  double seconds = 3;          // measuring window of (2) and (3); (1) uses max(1, seconds/2)
+  int max_batch = 16;        // server max batch and largest raw batch, 1..4096
+  int streams = 8;           // S clients
+  int rows = 2;              // R positions per request
+  int in_flight = 2;         // K requests in flight per client
+  int baseline_threads = 8;  // P
+  int intra_op_threads = 1;  // of the raw and served network (process-wide)
+  double seconds = 3;        // measuring window of (2) and (3); (1) uses max(1, seconds/2)
 
   // Returns: OK; InvalidArgument naming the field and value.
   absl::Status Validate() const;
@@ -41,10 +41,10 @@ struct InferenceBenchOptions {
 
 struct InferenceBenchResult {
   InferenceBenchOptions options;
-  std::string game;          // canonical game name
-  std::string shape;         // NetworkShape::DebugString()
-  std::string device;        // "cpu"
-  std::string cpu_model;     // /proc/cpuinfo "model name"
+  std::string game;       // canonical game name
+  std::string shape;      // NetworkShape::DebugString()
+  std::string device;     // "cpu"
+  std::string cpu_model;  // /proc/cpuinfo "model name"
   int cores = 0;
   std::vector<std::pair<int, double>> raw;  // (batch, evals/s)
   double evals_per_sec = 0;                 // (2)
@@ -53,7 +53,7 @@ struct InferenceBenchResult {
   double p99_ms = 0;
   double serving_efficiency = 0;
   int efficiency_at_batch = 0;
-  double baseline_evals_per_sec = 0;        // (3)
+  double baseline_evals_per_sec = 0;  // (3)
   double batching_speedup = 0;
 };
 

@@ -58,18 +58,18 @@ class RemoteEvaluator final : public search::Evaluator<G> {
     }
     absl::Notification answered;
     absl::StatusOr<RemoteEvaluatorClient::Result> result;
-    absl::Status submitted = client_->Submit(
-        planes_, static_cast<int>(n), [&](absl::StatusOr<RemoteEvaluatorClient::Result> r) {
-          result = std::move(r);
-          answered.Notify();
-        });
+    absl::Status submitted = client_->Submit(planes_, static_cast<int>(n),
+                                             [&](absl::StatusOr<RemoteEvaluatorClient::Result> r) {
+                                               result = std::move(r);
+                                               answered.Notify();
+                                             });
     if (!submitted.ok()) return submitted;
     answered.WaitForNotification();
     if (!result.ok()) return result.status();
     if (static_cast<int64_t>(result->policy_logits.size()) != n * actions) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("the server's model has ", result->policy_logits.size() / n,
-                       " actions, the game ", actions));
+      return absl::InvalidArgumentError(absl::StrCat("the server's model has ",
+                                                     result->policy_logits.size() / n,
+                                                     " actions, the game ", actions));
     }
     for (int64_t i = 0; i < n; ++i) {
       std::span<float> row = policies.subspan(i * actions, actions);

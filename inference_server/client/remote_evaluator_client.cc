@@ -59,11 +59,12 @@ absl::StatusOr<RemoteEvaluatorClient::Result> Decode(const EvaluateResponse& res
 }  // namespace
 
 absl::Status RemoteEvaluatorClient::Options::Validate() const {
-  if (target.empty()) return absl::InvalidArgumentError("RemoteEvaluatorClient: target is required");
+  if (target.empty())
+    return absl::InvalidArgumentError("RemoteEvaluatorClient: target is required");
   if (input_channels < 1 || board_height < 1 || board_width < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "RemoteEvaluatorClient: plane shape ", input_channels, "x", board_height, "x",
-        board_width, " must be positive"));
+    return absl::InvalidArgumentError(absl::StrCat("RemoteEvaluatorClient: plane shape ",
+                                                   input_channels, "x", board_height, "x",
+                                                   board_width, " must be positive"));
   }
   if (initial_backoff <= absl::ZeroDuration() || max_backoff < initial_backoff) {
     return absl::InvalidArgumentError(

@@ -100,8 +100,8 @@ class RemoteEvaluatorClient {
   int64_t streams_opened() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  using Stream = grpc::ClientReaderWriter<zerofleet::v1::EvaluateRequest,
-                                          zerofleet::v1::EvaluateResponse>;
+  using Stream =
+      grpc::ClientReaderWriter<zerofleet::v1::EvaluateRequest, zerofleet::v1::EvaluateResponse>;
   struct Pending {
     zerofleet::v1::EvaluateRequest request;
     Callback done;
@@ -124,9 +124,9 @@ class RemoteEvaluatorClient {
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<uint64_t, Pending> pending_ ABSL_GUARDED_BY(mu_);  // by request id (= send order)
-  std::deque<uint64_t> ready_ ABSL_GUARDED_BY(mu_);          // ids to write now
+  std::deque<uint64_t> ready_ ABSL_GUARDED_BY(mu_);           // ids to write now
   std::multimap<absl::Time, uint64_t> delayed_ ABSL_GUARDED_BY(mu_);  // ids to write later
-  grpc::ClientContext* context_ ABSL_GUARDED_BY(mu_) = nullptr;  // of the open stream
+  grpc::ClientContext* context_ ABSL_GUARDED_BY(mu_) = nullptr;       // of the open stream
   bool stream_broken_ ABSL_GUARDED_BY(mu_) = false;
   bool answered_on_stream_ ABSL_GUARDED_BY(mu_) = false;
   int64_t streams_opened_ ABSL_GUARDED_BY(mu_) = 0;

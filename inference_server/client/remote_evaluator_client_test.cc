@@ -2,6 +2,8 @@
 // matched to requests with many in flight, GetModelInfo with a deadline, reconnection with
 // re-sending when the server is shut down and restarted on the same port, and the synchronous
 // search::Evaluator adapter.
+#include "inference_server/client/remote_evaluator_client.h"
+
 #include <atomic>
 #include <map>
 #include <memory>
@@ -18,15 +20,14 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "inference_server/client/remote_evaluator.h"
-#include "inference_server/client/remote_evaluator_client.h"
 #include "inference_server/fake_backend.h"
 #include "inference_server/service/inference_server.h"
 
 namespace zf::inference {
 namespace {
 
-constexpr ModelSpec kSpec{.input_channels = 2, .board_height = 4, .board_width = 5,
-                          .num_actions = 9};
+constexpr ModelSpec kSpec{
+    .input_channels = 2, .board_height = 4, .board_width = 5, .num_actions = 9};
 
 std::shared_ptr<FakeBackend> Fake(int64_t version, ModelSpec spec = kSpec) {
   auto backend = FakeBackend::Create({.spec = spec, .max_batch = 1024, .version = version});
@@ -68,15 +69,15 @@ std::unique_ptr<RemoteEvaluatorClient> Client(int port, ModelSpec spec = kSpec) 
 class Answers {
  public:
   RemoteEvaluatorClient::Callback Expect(std::vector<uint8_t> planes, int rows) {
-    return [this, planes = std::move(planes), rows](
-               absl::StatusOr<RemoteEvaluatorClient::Result> result) {
+    return [this, planes = std::move(planes),
+            rows](absl::StatusOr<RemoteEvaluatorClient::Result> result) {
       bool correct = result.ok() && result->rows == rows;
       std::vector<float> logits(kSpec.num_actions), wdl(3);
       for (int i = 0; correct && i < rows; ++i) {
-        FakeBackend::Evaluate(result->model_version,
-                              std::span<const uint8_t>(planes).subspan(i * kSpec.PlaneSize(),
-                                                                       kSpec.PlaneSize()),
-                              logits, wdl);
+        FakeBackend::Evaluate(
+            result->model_version,
+            std::span<const uint8_t>(planes).subspan(i * kSpec.PlaneSize(), kSpec.PlaneSize()),
+            logits, wdl);
         correct = std::equal(logits.begin(), logits.end(),
                              result->policy_logits.begin() + i * kSpec.num_actions) &&
                   std::equal(wdl.begin(), wdl.end(), result->wdl.begin() + i * 3);

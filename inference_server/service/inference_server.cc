@@ -100,10 +100,10 @@ absl::Status InferenceServer::Reload(const std::string& checkpoint_path) {
   absl::MutexLock reload_lock(&reload_mu_);
   absl::StatusOr<std::shared_ptr<Backend>> backend = options_.loader(checkpoint_path);
   if (!backend.ok()) {
-    return absl::Status(backend.status().code(),
-                        absl::StrCat("reload of ", checkpoint_path, " refused, the model of version ",
-                                     batcher_->model_version(),
-                                     " keeps serving: ", backend.status().message()));
+    return absl::Status(
+        backend.status().code(),
+        absl::StrCat("reload of ", checkpoint_path, " refused, the model of version ",
+                     batcher_->model_version(), " keeps serving: ", backend.status().message()));
   }
   return SwapBackendLocked(*std::move(backend));
 }
@@ -120,15 +120,15 @@ absl::Status InferenceServer::SwapBackendLocked(std::shared_ptr<Backend> backend
   }
   if (backend == nullptr) return absl::InvalidArgumentError("InferenceServer: null backend");
   if (!(backend->spec() == batcher_->spec())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("new model has shape ", backend->spec().DebugString(), ", serving ",
-                     batcher_->spec().DebugString()));
+    return absl::InvalidArgumentError(absl::StrCat("new model has shape ",
+                                                   backend->spec().DebugString(), ", serving ",
+                                                   batcher_->spec().DebugString()));
   }
   // Answers on a stream never go back to an older model (proto: model_version).
   if (backend->version() < batcher_->model_version()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("new model has version ", backend->version(), ", older than the serving ",
-                     batcher_->model_version()));
+    return absl::FailedPreconditionError(absl::StrCat("new model has version ", backend->version(),
+                                                      ", older than the serving ",
+                                                      batcher_->model_version()));
   }
   absl::Status warm = WarmUp(*backend);
   if (!warm.ok()) return warm;
@@ -151,7 +151,8 @@ void InferenceServer::Shutdown() {
   if (batcher_ != nullptr) batcher_->Close();
   // Every stream now ends by itself (drained); the deadline only bounds clients that stop
   // reading their answers.
-  if (server_ != nullptr) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  if (server_ != nullptr)
+    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   if (server_ != nullptr) server_->Wait();
   metrics_server_.reset();
 }

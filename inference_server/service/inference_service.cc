@@ -2,9 +2,9 @@
 
 #include <bit>
 #include <deque>
+#include <limits>
 #include <map>
 #include <set>
-#include <limits>
 #include <utility>
 #include <vector>
 
@@ -41,12 +41,12 @@ EvaluateResponse ErrorResponse(uint64_t request_id, const absl::Status& status) 
 absl::StatusOr<int> ValidatePlanes(const zerofleet::v1::Tensor& planes, const ModelSpec& spec,
                                    int max_rows) {
   if (planes.dtype() != zerofleet::v1::DTYPE_UINT8) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "planes.dtype is ", zerofleet::v1::DType_Name(planes.dtype()), " (",
-        static_cast<int>(planes.dtype()), "), expected DTYPE_UINT8"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("planes.dtype is ", zerofleet::v1::DType_Name(planes.dtype()), " (",
+                     static_cast<int>(planes.dtype()), "), expected DTYPE_UINT8"));
   }
-  const std::string want_shape = absl::StrCat("[n, ", spec.input_channels, ", ",
-                                              spec.board_height, ", ", spec.board_width, "]");
+  const std::string want_shape = absl::StrCat("[n, ", spec.input_channels, ", ", spec.board_height,
+                                              ", ", spec.board_width, "]");
   if (planes.shape_size() != 4 || planes.shape(1) != spec.input_channels ||
       planes.shape(2) != spec.board_height || planes.shape(3) != spec.board_width) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -54,8 +54,8 @@ absl::StatusOr<int> ValidatePlanes(const zerofleet::v1::Tensor& planes, const Mo
   }
   const int64_t rows = planes.shape(0);
   if (rows < 1 || rows > max_rows) {
-    return absl::InvalidArgumentError(absl::StrCat("planes.shape[0] (positions) is ", rows,
-                                                   ", expected 1..", max_rows));
+    return absl::InvalidArgumentError(
+        absl::StrCat("planes.shape[0] (positions) is ", rows, ", expected 1..", max_rows));
   }
   const int64_t want_bytes = rows * spec.PlaneSize();  // no overflow: both are small
   if (static_cast<int64_t>(planes.data().size()) != want_bytes) {
@@ -151,8 +151,7 @@ class InferenceService::Stream final
         ++in_flight_;
       }
       submitted = service_->options_.batcher->Submit(
-          std::move(planes), *rows,
-          [self = Self(), id, seq](absl::StatusOr<Evaluation> result) {
+          std::move(planes), *rows, [self = Self(), id, seq](absl::StatusOr<Evaluation> result) {
             self->OnEvaluated(id, seq, std::move(result));
           });
       if (!submitted.ok()) {
@@ -232,8 +231,7 @@ class InferenceService::Stream final
     } else {
       held_.emplace(seq, std::move(response));
     }
-    while (!held_.empty() &&
-           (unanswered_.empty() || held_.begin()->first < *unanswered_.begin())) {
+    while (!held_.empty() && (unanswered_.empty() || held_.begin()->first < *unanswered_.begin())) {
       --in_flight_;
       EnqueueLocked(std::move(held_.begin()->second));
       held_.erase(held_.begin());
@@ -301,30 +299,30 @@ class InferenceService::Stream final
   absl::Mutex mu_;
   std::shared_ptr<Stream> self_ ABSL_GUARDED_BY(mu_);
   bool draining_ ABSL_GUARDED_BY(mu_);
-  bool reading_ ABSL_GUARDED_BY(mu_) = false;      // a read is outstanding
-  bool read_closed_ ABSL_GUARDED_BY(mu_) = false;  // the client half-closed (or reads failed)
-  bool writing_ ABSL_GUARDED_BY(mu_) = false;      // a write is outstanding
-  bool broken_ ABSL_GUARDED_BY(mu_) = false;       // cancelled or a write failed
-  bool finished_ ABSL_GUARDED_BY(mu_) = false;     // Finish was called
-  int64_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;     // submitted, answer not yet queued
-  uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 0;     // submission order on this stream
+  bool reading_ ABSL_GUARDED_BY(mu_) = false;           // a read is outstanding
+  bool read_closed_ ABSL_GUARDED_BY(mu_) = false;       // the client half-closed (or reads failed)
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;           // a write is outstanding
+  bool broken_ ABSL_GUARDED_BY(mu_) = false;            // cancelled or a write failed
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;          // Finish was called
+  int64_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;          // submitted, answer not yet queued
+  uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 0;          // submission order on this stream
   std::set<uint64_t> unanswered_ ABSL_GUARDED_BY(mu_);  // seqs whose callback has not run
   std::map<uint64_t, EvaluateResponse> held_ ABSL_GUARDED_BY(mu_);  // by seq, see OnEvaluated
   int64_t max_version_written_ ABSL_GUARDED_BY(mu_) = 0;
-  int64_t unwritten_ ABSL_GUARDED_BY(mu_) = 0;     // answers queued or being written
+  int64_t unwritten_ ABSL_GUARDED_BY(mu_) = 0;                // answers queued or being written
   std::deque<EvaluateResponse> outbox_ ABSL_GUARDED_BY(mu_);  // front: being written
 };
 
 absl::Status InferenceService::Options::Validate() const {
-  if (batcher == nullptr) return absl::InvalidArgumentError("InferenceService: batcher is required");
+  if (batcher == nullptr)
+    return absl::InvalidArgumentError("InferenceService: batcher is required");
   if (max_request_rows < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("InferenceService: max_request_rows is ", max_request_rows, ", expected >= 1"));
+    return absl::InvalidArgumentError(absl::StrCat("InferenceService: max_request_rows is ",
+                                                   max_request_rows, ", expected >= 1"));
   }
   if (max_in_flight_per_stream < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "InferenceService: max_in_flight_per_stream is ", max_in_flight_per_stream,
-        ", expected >= 1"));
+    return absl::InvalidArgumentError(absl::StrCat("InferenceService: max_in_flight_per_stream is ",
+                                                   max_in_flight_per_stream, ", expected >= 1"));
   }
   return absl::OkStatus();
 }

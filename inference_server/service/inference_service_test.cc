@@ -31,8 +31,8 @@ using ::testing::HasSubstr;
 using zerofleet::v1::EvaluateRequest;
 using zerofleet::v1::EvaluateResponse;
 
-constexpr ModelSpec kSpec{.input_channels = 3, .board_height = 6, .board_width = 7,
-                          .num_actions = 7};
+constexpr ModelSpec kSpec{
+    .input_channels = 3, .board_height = 6, .board_width = 7, .num_actions = 7};
 constexpr int kMaxRequestRows = 64;
 
 std::shared_ptr<FakeBackend> Fake(int64_t version, ModelSpec spec = kSpec) {
@@ -257,8 +257,8 @@ TEST(InferenceServiceTest, GetModelInfoDescribesTheModel) {
 }
 
 grpc::health::v1::HealthCheckResponse::ServingStatus Health(int port) {
-  auto stub = grpc::health::v1::Health::NewStub(
-      grpc_util::CreateChannel(absl::StrCat("127.0.0.1:", port)));
+  auto stub =
+      grpc::health::v1::Health::NewStub(grpc_util::CreateChannel(absl::StrCat("127.0.0.1:", port)));
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
   grpc::health::v1::HealthCheckResponse response;
@@ -290,7 +290,10 @@ TEST(InferenceServiceTest, HealthIsNotServingUntilWarmedUpAndWhileDraining) {
 
 TEST(InferenceServiceTest, HotReloadDuringTrafficFailsNothingAndVersionsNeverGoDown) {
   std::map<std::string, std::shared_ptr<Backend>> checkpoints = {
-      {"v2", Fake(2)}, {"v3", Fake(3)}, {"v4", Fake(4)}, {"old", Fake(1)},
+      {"v2", Fake(2)},
+      {"v3", Fake(3)},
+      {"v4", Fake(4)},
+      {"old", Fake(1)},
       {"mismatch", Fake(9, ModelSpec{3, 6, 7, 8})}};
   InferenceServer::Options options = ServerOptions(Fake(1));
   options.loader = [&](const std::string& path) -> absl::StatusOr<std::shared_ptr<Backend>> {

@@ -123,8 +123,8 @@ int main(int argc, char** argv) {
   }
 
   // 2. The learner over replay shards.
-  const std::string dir = absl::StrCat(std::filesystem::temp_directory_path().string(),
-                                       "/learner_bench_", ::getpid());
+  const std::string dir =
+      absl::StrCat(std::filesystem::temp_directory_path().string(), "/learner_bench_", ::getpid());
   std::filesystem::remove_all(dir);
   std::vector<std::unique_ptr<zf::replay::ReplayServer>> servers;
   LearnerOptions o;
@@ -145,7 +145,8 @@ int main(int argc, char** argv) {
     auto stub = zerofleet::v1::Replay::NewStub(zf::grpc_util::CreateChannel(address));
     for (int g = 0; g < 100; ++g) {
       zerofleet::v1::InsertRequest request;
-      for (int k = 0; k < 4; ++k) *request.add_games() = Record(absl::StrCat(g, "/", k), shape, 30, rng);
+      for (int k = 0; k < 4; ++k)
+        *request.add_games() = Record(absl::StrCat(g, "/", k), shape, 30, rng);
       zerofleet::v1::InsertResponse response;
       grpc::Status status;
       for (int attempt = 0; attempt < 100; ++attempt) {

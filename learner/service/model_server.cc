@@ -136,8 +136,10 @@ class ModelServer::Service final : public zerofleet::v1::ModelService::Service {
 };
 
 absl::Status ModelServer::Options::Validate() const {
-  if (checkpoint_dir.empty()) return absl::InvalidArgumentError("model server: checkpoint_dir is empty");
-  if (listen_address.empty()) return absl::InvalidArgumentError("model server: listen_address is empty");
+  if (checkpoint_dir.empty())
+    return absl::InvalidArgumentError("model server: checkpoint_dir is empty");
+  if (listen_address.empty())
+    return absl::InvalidArgumentError("model server: listen_address is empty");
   if (poll_interval <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("model server: poll_interval must be positive");
   }

@@ -35,7 +35,7 @@ namespace zf::learner {
 class ModelServer {
  public:
   struct Options {
-    std::string checkpoint_dir;                 // DIR/checkpoints; need not exist yet
+    std::string checkpoint_dir;                    // DIR/checkpoints; need not exist yet
     std::string listen_address = "0.0.0.0:50061";  // port 0 picks a free one (see port())
     absl::Duration poll_interval = absl::Seconds(1);
     int chunk_bytes = 1 << 20;  // 1 KiB .. 16 MiB

@@ -66,7 +66,8 @@ inline zerofleet::v1::SampleBatch MakeBatch(const model::NetworkShape& s, int b,
     }
     const int action = policy_action >= 0 ? policy_action : first_empty % s.num_actions;
     policy[static_cast<size_t>(i * s.num_actions + action)] = 1.0f;
-    value[static_cast<size_t>(i)] = counts[0] > counts[1] ? 1.0f : (counts[0] < counts[1] ? -1.0f : 0.0f);
+    value[static_cast<size_t>(i)] =
+        counts[0] > counts[1] ? 1.0f : (counts[0] < counts[1] ? -1.0f : 0.0f);
   }
   batch.set_planes(planes);
   batch.set_policy(Pack(policy));

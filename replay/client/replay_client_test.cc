@@ -199,7 +199,8 @@ TEST_F(ReplayClientTest, SamplerTurnsAwayFromAShardWhoseRateLimiterHoldsSamples)
   options.shard_wait = absl::Milliseconds(50);
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<ReplaySampler> sampler, ReplaySampler::Create(options));
   for (int i = 0; i < 60; ++i) {
-    absl::StatusOr<zerofleet::v1::SampleBatch> batch = sampler->Next(absl::Now() + absl::Seconds(60));
+    absl::StatusOr<zerofleet::v1::SampleBatch> batch =
+        sampler->Next(absl::Now() + absl::Seconds(60));
     ASSERT_TRUE(batch.ok()) << "batch " << i << ": " << batch.status();
   }
   ReplaySamplerStats stats = sampler->stats();
