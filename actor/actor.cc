@@ -30,6 +30,8 @@ struct Actor::Metrics {
   metrics::Gauge* model_version;
   metrics::Counter* resignations;
   metrics::Histogram* game_length;
+  metrics::Gauge* resignation_enabled;
+  metrics::Gauge* resign_false_positive_ratio;
 };
 
 class Actor::WorkerBase {
@@ -143,9 +145,8 @@ class ActorWorker final : public Actor::WorkerBase {
         absl::MutexLock lock(&mailbox_->mu);
         Mailbox* mailbox = mailbox_.get();
         mailbox_->mu.Await(absl::Condition(
-            +[](Mailbox* m) ABSL_EXCLUSIVE_LOCKS_REQUIRED(m->mu) {
-              return !m->answers.empty() || m->woken;
-            },
+            +[](Mailbox* m)
+                 ABSL_EXCLUSIVE_LOCKS_REQUIRED(m->mu) { return !m->answers.empty() || m->woken; },
             mailbox));
         answers.swap(mailbox_->answers);
         const int64_t waited = absl::ToInt64Nanoseconds(absl::Now() - start);
@@ -167,8 +168,11 @@ class ActorWorker final : public Actor::WorkerBase {
     const int64_t number = actor_->games_started_.fetch_add(1);
     if (options.max_games > 0 && number >= options.max_games) return absl::OkStatus();
     search::SelfPlayOptions self_play = options.self_play;
-    self_play.seed = search::internal::MixSeed(actor_->seed_ ^ search::internal::MixSeed(
-                                                                    static_cast<uint64_t>(number)));
+    self_play.seed = search::internal::MixSeed(
+        actor_->seed_ ^ search::internal::MixSeed(static_cast<uint64_t>(number)));
+    // Until the gate has measured resignation to be safe, every game is played out (and still
+    // records whether it would have resigned).
+    if (!actor_->resignation_gate_.open()) self_play.resign_playthrough_fraction = 1.0f;
     ZF_ASSIGN_OR_RETURN(slot.game, search::SelfPlayGame<G>::Create(start_, self_play));
     slot.id = absl::StrCat(actor_->actor_id_, "/", index_, "/", games_begun_++);
     slot.versions.clear();
@@ -227,6 +231,13 @@ class ActorWorker final : public Actor::WorkerBase {
     if (record.resigned) {
       ++actor_->resignations_;
       actor_->metrics_->resignations->Increment();
+    }
+    if (record.resignation_disabled && record.would_have_resigned) {
+      actor_->resignation_gate_.Record(record.resign_false_positive);
+      const ResignationGate::Stats gate = actor_->resignation_gate_.stats();
+      actor_->metrics_->resignation_enabled->Set(gate.open ? 1 : 0);
+      actor_->metrics_->resign_false_positive_ratio->Set(static_cast<double>(gate.false_positives) /
+                                                         static_cast<double>(gate.samples));
     }
     return absl::OkStatus();
   }
@@ -288,10 +299,10 @@ class ActorWorker final : public Actor::WorkerBase {
     if (answer->rows != rows ||
         static_cast<int64_t>(answer->policy_logits.size()) != int64_t{rows} * num_actions_ ||
         static_cast<int64_t>(answer->wdl.size()) != int64_t{rows} * 3) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "evaluator answered ", answer->rows, " rows with ", answer->policy_logits.size(),
-          " logits for ", rows, " positions of ", num_actions_,
-          " actions (does the model fit the game?)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("evaluator answered ", answer->rows, " rows with ",
+                       answer->policy_logits.size(), " logits for ", rows, " positions of ",
+                       num_actions_, " actions (does the model fit the game?)"));
     }
     int64_t seen = actor_->model_version_.load();
     while (answer->model_version > seen &&
@@ -357,6 +368,7 @@ ActorOptions ActorOptions::ForGame(const std::string& game) {
   s.resign_threshold = -0.9f;
   s.resign_consecutive = 3;
   s.resign_playthrough_fraction = 0.1f;
+  options.resignation_gate = {.min_samples = 100, .window = 400, .max_false_positive_rate = 0.05};
   s.reuse_tree = true;
   s.temperature = 1.0f;
   s.final_temperature = 0.0f;
@@ -394,8 +406,8 @@ absl::Status ActorOptions::Validate() const {
   ZF_RETURN_IF_ERROR(range("games_per_worker", games_per_worker, 1, 4096));
   ZF_RETURN_IF_ERROR(range("requests_in_flight", requests_in_flight, 2, 64));
   ZF_RETURN_IF_ERROR(range("leaves_per_game", leaves_per_game, 1, 256));
-  ZF_RETURN_IF_ERROR(
-      range("max_games", max_games, 0, std::numeric_limits<int64_t>::max() / 2));
+  ZF_RETURN_IF_ERROR(range("max_games", max_games, 0, std::numeric_limits<int64_t>::max() / 2));
+  ZF_RETURN_IF_ERROR(resignation_gate.Validate());
   if (!actor_id.empty() && !ValidId(actor_id)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "ActorOptions: actor_id \"", actor_id, "\" must be 1..64 characters of [A-Za-z0-9_.-]"));
@@ -439,7 +451,8 @@ Actor::Actor(ActorOptions options, std::shared_ptr<AsyncEvaluator> evaluator, Ga
       evaluator_(std::move(evaluator)),
       sink_(sink),
       registry_(std::move(registry)),
-      metrics_(std::make_unique<Metrics>()) {
+      metrics_(std::make_unique<Metrics>()),
+      resignation_gate_(options_.resignation_gate) {
   seed_ = options_.seed != 0 ? options_.seed : RandomSeed();
   actor_id_ = !options_.actor_id.empty() ? options_.actor_id : RandomActorId();
   metrics::Registry& r = *registry_;
@@ -454,18 +467,31 @@ Actor::Actor(ActorOptions options, std::shared_ptr<AsyncEvaluator> evaluator, Ga
   metrics_->wait_seconds = counter("zf_actor_evaluation_wait_seconds_total",
                                    "Worker time spent blocked waiting for evaluations.");
   metrics_->resignations = counter("zf_actor_resignations_total", "Games ended by resignation.");
-  metrics_->requests_in_flight =
-      &metrics::BuildGauge()
-           .Name("zf_actor_requests_in_flight")
-           .Help("Evaluation requests submitted and not yet answered.")
-           .Register(r)
-           .Add({});
+  metrics_->requests_in_flight = &metrics::BuildGauge()
+                                      .Name("zf_actor_requests_in_flight")
+                                      .Help("Evaluation requests submitted and not yet answered.")
+                                      .Register(r)
+                                      .Add({});
   metrics_->model_version = &metrics::BuildGauge()
                                  .Name("zf_actor_model_version")
                                  .Help("Newest model version seen in evaluation answers.")
                                  .Register(r)
                                  .Add({});
   metrics_->model_version->Set(-1);
+  metrics_->resignation_enabled =
+      &metrics::BuildGauge()
+           .Name("zf_actor_resignation_enabled")
+           .Help("1 while measured false positives let self-play games resign, else 0.")
+           .Register(r)
+           .Add({});
+  metrics_->resignation_enabled->Set(resignation_gate_.open() ? 1 : 0);
+  metrics_->resign_false_positive_ratio =
+      &metrics::BuildGauge()
+           .Name("zf_actor_resign_false_positive_ratio")
+           .Help("Share of played-out would-be resignations the resigning player did not lose.")
+           .Register(r)
+           .Add({});
+  metrics_->resign_false_positive_ratio->Set(std::numeric_limits<double>::quiet_NaN());
   // The denominator of the evaluation-wait share (`zf top`): wait seconds per worker second.
   metrics::BuildGauge()
       .Name("zf_actor_workers")
@@ -497,9 +523,8 @@ absl::Status Actor::Start() {
   workers_running_ = options_.workers;
   for (int w = 0; w < options_.workers; ++w) {
     WorkerBase* worker = workers_[w].get();
-    threads_.push_back(std::make_unique<Thread>(absl::StrCat("actor-", w), [this, worker] {
-      WorkerDone(worker->Run());
-    }));
+    threads_.push_back(std::make_unique<Thread>(absl::StrCat("actor-", w),
+                                                [this, worker] { WorkerDone(worker->Run()); }));
   }
   return absl::OkStatus();
 }
@@ -555,6 +580,10 @@ ActorStats Actor::stats() const {
   s.requests_in_flight = requests_in_flight_;
   s.evaluation_wait_seconds = static_cast<double>(wait_nanos_.load()) * 1e-9;
   s.model_version = model_version_;
+  const ResignationGate::Stats gate = resignation_gate_.stats();
+  s.resignation_enabled = options_.self_play.resign_threshold > -1.0f && gate.open;
+  s.resign_samples = gate.samples;
+  s.resign_false_positives = gate.false_positives;
   return s;
 }
 

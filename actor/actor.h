@@ -24,7 +24,9 @@
 // zf_actor_simulations_total, zf_actor_leaf_evaluations_total,
 // zf_actor_evaluation_wait_seconds_total (worker time blocked waiting for answers),
 // zf_actor_requests_in_flight, zf_actor_model_version (newest model version in answers),
-// zf_actor_resignations_total, zf_actor_game_length_moves (histogram).
+// zf_actor_resignations_total, zf_actor_game_length_moves (histogram),
+// zf_actor_resignation_enabled (1 while the ResignationGate lets games resign),
+// zf_actor_resign_false_positive_ratio (the gate's measured share; NaN before any sample).
 //
 // Example (what `zf actor` does):
 //   ZF_ASSIGN_OR_RETURN(auto evaluator, ConnectInference("localhost:50051", "connect4"));
@@ -53,6 +55,7 @@
 #include "absl/time/time.h"
 #include "actor/async_evaluator.h"
 #include "actor/game_sink.h"
+#include "actor/resignation_gate.h"
 #include "common/metrics/registry.h"
 #include "common/thread.h"
 #include "search/self_play.h"
@@ -74,6 +77,9 @@ struct ActorOptions {
   int64_t max_games = 0;
   // Self-play (see search/self_play.h). ForGame() fills sane defaults.
   search::SelfPlayOptions self_play;
+  // When resignation is on (self_play.resign_threshold > -1): the measurement that decides
+  // whether it may be used (actor/resignation_gate.h). Until it opens, every game is played out.
+  ResignationGate::Options resignation_gate;
   // Names this actor in game ids and file names; [A-Za-z0-9_.-], 1..64 characters. Empty: a
   // random one ("a" + 16 hex digits).
   std::string actor_id;
@@ -82,7 +88,8 @@ struct ActorOptions {
 
   // Defaults for `game`: 160 simulations with playout cap randomization (a full search in 25%
   // of moves, 32 simulations otherwise), root noise, resignation below -0.9 for 3 moves with
-  // 10% play-through, tree reuse; temperature 1 for the first moves (4 for tic-tac-toe, 10 for
+  // 10% play-through once 100 played-out games show at most 5% would-be false positives
+  // (ResignationGate), tree reuse; temperature 1 for the first moves (4 for tic-tac-toe, 10 for
   // Connect Four and Dots and Boxes, 30 for Go), then 0.
   static ActorOptions ForGame(const std::string& game);
 
@@ -91,16 +98,20 @@ struct ActorOptions {
 };
 
 struct ActorStats {
-  int64_t games = 0;             // put into the sink
-  int64_t dropped_games = 0;     // finished but refused (empty game or a sink error)
+  int64_t games = 0;          // put into the sink
+  int64_t dropped_games = 0;  // finished but refused (empty game or a sink error)
   int64_t moves = 0;
   int64_t simulations = 0;
   int64_t leaf_evaluations = 0;
   int64_t resignations = 0;
-  int64_t requests = 0;          // submitted
+  int64_t requests = 0;  // submitted
   int64_t requests_in_flight = 0;
   double evaluation_wait_seconds = 0;
-  int64_t model_version = -1;    // newest seen; -1 before the first answer
+  int64_t model_version = -1;  // newest seen; -1 before the first answer
+  // The resignation gate: whether games started now may resign, and its measurement.
+  bool resignation_enabled = false;
+  int64_t resign_samples = 0;          // played-out would-be resignations in the gate's window
+  int64_t resign_false_positives = 0;  // of those, games the resigning player did not lose
 };
 
 // Connects to an inference server at `target` ("HOST:PORT") for `game` (its plane shape sizes
@@ -117,9 +128,10 @@ class Actor {
  public:
   // Returns: the actor (not started); InvalidArgument for bad options, a null evaluator or sink.
   // `registry` may be null (metrics then go to a private registry).
-  static absl::StatusOr<std::unique_ptr<Actor>> Create(
-      ActorOptions options, std::shared_ptr<AsyncEvaluator> evaluator, GameSink* sink,
-      std::shared_ptr<metrics::Registry> registry);
+  static absl::StatusOr<std::unique_ptr<Actor>> Create(ActorOptions options,
+                                                       std::shared_ptr<AsyncEvaluator> evaluator,
+                                                       GameSink* sink,
+                                                       std::shared_ptr<metrics::Registry> registry);
   ~Actor();  // Stop()
   Actor(const Actor&) = delete;
   Actor& operator=(const Actor&) = delete;
@@ -159,6 +171,7 @@ class Actor {
   GameSink* const sink_;
   const std::shared_ptr<metrics::Registry> registry_;
   std::unique_ptr<Metrics> metrics_;
+  ResignationGate resignation_gate_;
 
   uint64_t seed_ = 0;
   std::string actor_id_;

@@ -66,9 +66,9 @@
 #include "replay/client/sharded_writer.h"
 #include "replay/service/replay_server.h"
 
-
 ABSL_FLAG(double, minutes, 0, "run: stop after this many minutes (0: until Ctrl-C)");
-ABSL_FLAG(bool, resume, false, "run: continue the run in --dir (its run.json decides the settings)");
+ABSL_FLAG(bool, resume, false,
+          "run: continue the run in --dir (its run.json decides the settings)");
 ABSL_FLAG(std::string, net, "", "run: network shape BLOCKSxFILTERS, e.g. 2x32 (default: per game)");
 ABSL_FLAG(int, shards, 2, "run: replay shards (1..16)");
 ABSL_FLAG(int, selfplay_sims, 0, "run: simulations per full self-play search (0: per game)");
@@ -77,8 +77,9 @@ ABSL_FLAG(int, eval_games, -1,
 ABSL_FLAG(int, eval_sims, 0, "run: simulations of the network player in evaluations (0: per game)");
 ABSL_FLAG(std::string, eval_vs, "",
           "run: comma-separated baseline players for evaluations (default: per game)");
-ABSL_FLAG(bool, fleet_view, false,
-          "run: print the whole `zf top` fleet view at each progress line, not only its bottleneck");
+ABSL_FLAG(
+    bool, fleet_view, false,
+    "run: print the whole `zf top` fleet view at each progress line, not only its bottleneck");
 ABSL_FLAG(double, progress_s, 10, "run: seconds between progress lines (0.5..3600)");
 
 namespace zf::cli {
@@ -95,7 +96,7 @@ struct RunConfig {
   int batch_size = 128;
   double lr = 0.02;
   int64_t steps_per_checkpoint = 100;
-  int64_t capacity = 100'000;      // per shard, positions
+  int64_t capacity = 100'000;         // per shard, positions
   int64_t min_size_to_sample = 1000;  // per shard
   double samples_per_insert = 4;
   int eval_games = 20;
@@ -135,7 +136,7 @@ RunConfig DefaultConfig(const games::GameConfig& game) {
       // GNU Go is the fixed baseline (zf match's gnugo:LEVEL player; Debian's gnugo package).
       c.blocks = 4, c.filters = 32, c.selfplay_sims = 64, c.batch_size = 256;
       c.steps_per_checkpoint = 100, c.capacity = 200'000, c.min_size_to_sample = 2000;
-      c.eval_games = 4, c.eval_sims = 64, c.eval_vs = "gnugo:1";
+      c.eval_games = 4, c.eval_sims = 64, c.eval_vs = "random,gnugo:1";
       break;
     default:
       c.blocks = 3, c.filters = 32, c.selfplay_sims = 128, c.batch_size = 256;
@@ -269,9 +270,10 @@ struct Evaluation {
           "{\"baseline\": \"%s\", \"wins\": %d, \"draws\": %d, \"losses\": %d, \"score\": %.4f}",
           s.baseline, s.wins, s.draws, s.losses, s.score()));
     }
-    return absl::StrFormat("{\"event\": \"evaluation\", \"elapsed_s\": %.1f, \"version\": %d, "
-                           "\"results\": [%s]}",
-                           elapsed_s, version, absl::StrJoin(parts, ", "));
+    return absl::StrFormat(
+        "{\"event\": \"evaluation\", \"elapsed_s\": %.1f, \"version\": %d, "
+        "\"results\": [%s]}",
+        elapsed_s, version, absl::StrJoin(parts, ", "));
   }
 };
 
@@ -310,11 +312,14 @@ absl::StatusOr<Evaluation> Evaluate(const games::GameConfig& config, const std::
           }
           game.Apply(action);
         }
-        const float net_return = resigned >= 0 ? (resigned == net_seat ? -1.0f : 1.0f)
-                                               : game.Returns()[net_seat];
-        if (net_return > 0) ++score.wins;
-        else if (net_return < 0) ++score.losses;
-        else ++score.draws;
+        const float net_return =
+            resigned >= 0 ? (resigned == net_seat ? -1.0f : 1.0f) : game.Returns()[net_seat];
+        if (net_return > 0)
+          ++score.wins;
+        else if (net_return < 0)
+          ++score.losses;
+        else
+          ++score.draws;
       }
       evaluation.scores.push_back(score);
     }
@@ -392,7 +397,8 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   const bool resume = absl::GetFlag(FLAGS_resume);
   const double minutes = absl::GetFlag(FLAGS_minutes);
   if (minutes < 0 || minutes > 525600) {
-    return absl::InvalidArgumentError(absl::StrCat("--minutes must be in 0..525600, got ", minutes));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--minutes must be in 0..525600, got ", minutes));
   }
   const double progress_s = absl::GetFlag(FLAGS_progress_s);
   if (progress_s < 0.5 || progress_s > 3600) {
@@ -419,10 +425,11 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     if (const std::string net = absl::GetFlag(FLAGS_net); !net.empty()) {
       std::vector<std::string> parts = absl::StrSplit(net, 'x');
       if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &config.blocks) ||
-          !absl::SimpleAtoi(parts[1], &config.filters) || config.blocks < 1 ||
-          config.blocks > 40 || config.filters < 1 || config.filters > 512) {
+          !absl::SimpleAtoi(parts[1], &config.filters) || config.blocks < 1 || config.blocks > 40 ||
+          config.filters < 1 || config.filters > 512) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "--net must be BLOCKSxFILTERS with blocks 1..40 and filters 1..512, got \"", net, "\""));
+            "--net must be BLOCKSxFILTERS with blocks 1..40 and filters 1..512, got \"", net,
+            "\""));
       }
     }
     config.shards = absl::GetFlag(FLAGS_shards);
@@ -459,7 +466,8 @@ absl::Status RunRun(const std::vector<std::string>& args) {
 
   std::error_code ec;
   std::filesystem::create_directories(dir + "/replay", ec);
-  if (ec) return absl::InvalidArgumentError(absl::StrCat("cannot create ", dir, ": ", ec.message()));
+  if (ec)
+    return absl::InvalidArgumentError(absl::StrCat("cannot create ", dir, ": ", ec.message()));
   if (!resume) ZF_RETURN_IF_ERROR(WriteFileAtomically(dir + "/run.json", config.ToJson()));
   std::ofstream progress_log(dir + "/progress.jsonl", std::ios::app);
 
@@ -476,9 +484,9 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   const model::NetworkShape shape = games::VisitGame(game, [&](const auto& g) {
     return model::NetworkShapeForGame(g, config.blocks, config.filters);
   });
-  std::cout << absl::StrFormat(
-                   "zf run: %s, network %dx%d, %d replay shards, run directory %s%s", game.name,
-                   config.blocks, config.filters, config.shards, dir, resume ? " (resumed)" : "")
+  std::cout << absl::StrFormat("zf run: %s, network %dx%d, %d replay shards, run directory %s%s",
+                               game.name, config.blocks, config.filters, config.shards, dir,
+                               resume ? " (resumed)" : "")
             << std::endl;
 
   Fleet fleet;
@@ -491,10 +499,12 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     options.capacity_positions = config.capacity;
     options.min_size_to_sample = config.min_size_to_sample;
     options.samples_per_insert = config.samples_per_insert;
-    options.error_buffer = std::max<double>(
-        20 * config.batch_size * config.samples_per_insert,
-        (options.max_positions_per_game * config.samples_per_insert +
-         options.max_sample_positions) / 2 + 1);
+    options.error_buffer =
+        std::max<double>(20 * config.batch_size * config.samples_per_insert,
+                         (options.max_positions_per_game * config.samples_per_insert +
+                          options.max_sample_positions) /
+                                 2 +
+                             1);
     ZF_ASSIGN_OR_RETURN(std::unique_ptr<replay::ReplayServer> shard,
                         replay::ReplayServer::Create(options));
     metrics::RegisterBuildInfo(*shard->registry(), "replay");
@@ -555,8 +565,8 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   wo.temp_dir = dir + "/checkpoints";
   wo.reload = [&fleet](const std::string& path) { return fleet.inference->Reload(path); };
   wo.current_version = [&fleet] { return fleet.inference->model_version(); };
-  wo.registry = std::shared_ptr<metrics::Registry>(&fleet.inference->registry(),
-                                                   [](metrics::Registry*) {});
+  wo.registry =
+      std::shared_ptr<metrics::Registry>(&fleet.inference->registry(), [](metrics::Registry*) {});
   ZF_ASSIGN_OR_RETURN(fleet.watcher, inference::ModelWatcher::Create(std::move(wo)));
 
   // 4. The actor: self-play through the inference server into the replay shards.
@@ -572,12 +582,12 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   ao.games_per_worker = config.games_per_worker;
   if (config.selfplay_sims > 0) ao.self_play.mcts.num_simulations = config.selfplay_sims;
   ao.seed = config.seed + static_cast<uint64_t>(absl::ToUnixSeconds(absl::Now()));
-  ZF_ASSIGN_OR_RETURN(std::shared_ptr<actor::AsyncEvaluator> evaluator,
-                      actor::ConnectInference(
-                          absl::StrCat("127.0.0.1:", fleet.inference->port()), game.name));
+  ZF_ASSIGN_OR_RETURN(
+      std::shared_ptr<actor::AsyncEvaluator> evaluator,
+      actor::ConnectInference(absl::StrCat("127.0.0.1:", fleet.inference->port()), game.name));
   metrics::RegisterBuildInfo(*fleet.actor_registry, "actor");
-  ZF_ASSIGN_OR_RETURN(fleet.actor, actor::Actor::Create(ao, evaluator, fleet.sink.get(),
-                                                        fleet.actor_registry));
+  ZF_ASSIGN_OR_RETURN(fleet.actor,
+                      actor::Actor::Create(ao, evaluator, fleet.sink.get(), fleet.actor_registry));
 
   // One /metrics endpoint for the whole fleet, if asked for.
   if (const std::string listen = absl::GetFlag(FLAGS_metrics_listen); !listen.empty()) {
@@ -659,9 +669,9 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     const Sample now = TakeSample(fleet);
     const double dt = std::max(1e-9, absl::ToDoubleSeconds(now.at - previous.at));
     const learner::LearnerStats ls = fleet.learner->stats();
+    const actor::ActorStats actor_stats = fleet.actor->stats();
     const double run_dt = now.learner_run_s - previous.learner_run_s;
-    const double data_wait =
-        run_dt > 0 ? (now.data_wait_s - previous.data_wait_s) / run_dt : 0.0;
+    const double data_wait = run_dt > 0 ? (now.data_wait_s - previous.data_wait_s) / run_dt : 0.0;
     const int64_t batches = now.batches - previous.batches;
     const double mean_batch = batches > 0 ? double(now.rows - previous.rows) / batches : 0.0;
     const double elapsed = absl::ToDoubleSeconds(now.at - start_time);
@@ -684,20 +694,25 @@ absl::Status RunRun(const std::vector<std::string>& args) {
               << std::endl;
     {
       absl::MutexLock lock(&eval_mu);
-      progress_log << absl::StrFormat(
-                          "{\"event\": \"progress\", \"elapsed_s\": %.1f, \"games\": %d, "
-                          "\"games_per_sec\": %.3f, \"positions_per_sec\": %.1f, "
-                          "\"evals_per_sec\": %.1f, \"mean_batch\": %.2f, \"replay_positions\": %d, "
-                          "\"learner_steps\": %d, \"steps_per_sec\": %.3f, \"loss\": %.5f, "
-                          "\"policy_loss\": %.5f, \"value_loss\": %.5f, \"data_wait\": %.4f, "
-                          "\"published_version\": %d, \"serving_version\": %d}",
-                          elapsed, now.games, (now.games - previous.games) / dt,
-                          (now.moves - previous.moves) / dt,
-                          (now.leaf_evaluations - previous.leaf_evaluations) / dt, mean_batch,
-                          now.positions_stored, ls.steps, (now.steps - previous.steps) / dt,
-                          ls.last.total_loss, ls.last.policy_loss, ls.last.value_loss, data_wait,
-                          ls.published_version, fleet.inference->model_version())
-                   << std::endl;
+      progress_log
+          << absl::StrFormat(
+                 "{\"event\": \"progress\", \"elapsed_s\": %.1f, \"games\": %d, "
+                 "\"games_per_sec\": %.3f, \"positions_per_sec\": %.1f, "
+                 "\"evals_per_sec\": %.1f, \"mean_batch\": %.2f, \"replay_positions\": %d, "
+                 "\"learner_steps\": %d, \"steps_per_sec\": %.3f, \"loss\": %.5f, "
+                 "\"policy_loss\": %.5f, \"value_loss\": %.5f, \"data_wait\": %.4f, "
+                 "\"published_version\": %d, \"serving_version\": %d, "
+                 "\"resignation_enabled\": %s, \"resign_samples\": %d, "
+                 "\"resign_false_positives\": %d}",
+                 elapsed, now.games, (now.games - previous.games) / dt,
+                 (now.moves - previous.moves) / dt,
+                 (now.leaf_evaluations - previous.leaf_evaluations) / dt, mean_batch,
+                 now.positions_stored, ls.steps, (now.steps - previous.steps) / dt,
+                 ls.last.total_loss, ls.last.policy_loss, ls.last.value_loss, data_wait,
+                 ls.published_version, fleet.inference->model_version(),
+                 actor_stats.resignation_enabled ? "true" : "false", actor_stats.resign_samples,
+                 actor_stats.resign_false_positives)
+          << std::endl;
     }
     // The `zf top` view of the same fleet: its bottleneck line, or all of it.
     top::FleetScrape scrape = ScrapeFleet(fleet);
