@@ -385,6 +385,7 @@ ActorOptions ActorOptions::ForGame(const std::string& game) {
         break;
       case games::GameConfig::Kind::kGo:
         s.temperature_moves = 30;
+        s.restrict_pass = true;
         s.mcts.dirichlet_alpha = 0.03f * 361 / (config->rows * config->rows);
         break;
       case games::GameConfig::Kind::kDotsAndBoxes:

@@ -90,7 +90,8 @@ struct ActorOptions {
   // of moves, 32 simulations otherwise), root noise, resignation below -0.9 for 3 moves with
   // 10% play-through once 100 played-out games show at most 5% would-be false positives
   // (ResignationGate), tree reuse; temperature 1 for the first moves (4 for tic-tac-toe, 10 for
-  // Connect Four and Dots and Boxes, 30 for Go), then 0.
+  // Connect Four and Dots and Boxes, 30 for Go), then 0; for Go the self-play pass rule
+  // (search::SelfPlayOptions::restrict_pass).
   static ActorOptions ForGame(const std::string& game);
 
   // Returns: OK; InvalidArgument naming the bad field (an unknown game included).

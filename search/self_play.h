@@ -75,6 +75,10 @@ struct SelfPlayOptions {
   int max_moves = 0;
   // Keep the chosen child's subtree between moves.
   bool reuse_tree = true;
+  // Games with a self-play pass rule (Go: G::SetSelfPlayPassRule, see games/go/go.h) pass only
+  // when it is needed: in reply to a pass, or when every other move fills an own eye. Ignored
+  // by other games.
+  bool restrict_pass = false;
   uint64_t seed = 0;
 
   // Returns: OK; InvalidArgument naming the first field out of range.
@@ -101,11 +105,15 @@ class SelfPlayGame {
     absl::Status status = options.Validate();
     if (!status.ok()) return status;
     if (start.IsTerminal()) return absl::InvalidArgumentError("start position is terminal");
+    G root = start;
+    if constexpr (requires(G & g) { g.SetSelfPlayPassRule(true); }) {
+      if (options.restrict_pass) root.SetSelfPlayPassRule(true);
+    }
     MctsOptions mcts_options = options.mcts;
     mcts_options.seed = options.mcts.seed ^ internal::MixSeed(options.seed);
-    absl::StatusOr<std::unique_ptr<Mcts<G>>> mcts = Mcts<G>::Create(start, mcts_options);
+    absl::StatusOr<std::unique_ptr<Mcts<G>>> mcts = Mcts<G>::Create(root, mcts_options);
     if (!mcts.ok()) return mcts.status();
-    return std::unique_ptr<SelfPlayGame>(new SelfPlayGame(start, options, *std::move(mcts)));
+    return std::unique_ptr<SelfPlayGame>(new SelfPlayGame(root, options, *std::move(mcts)));
   }
 
   SelfPlayGame(const SelfPlayGame&) = delete;
@@ -145,9 +153,9 @@ class SelfPlayGame {
   absl::Status Play(Evaluator<G>& evaluator, int leaves_per_round = 8) {
     SelfPlayGame* self = this;
     internal::BatchScratch<G> scratch;
-    return internal::RunRounds<G>(std::span<SelfPlayGame* const>(&self, 1), evaluator,
-                                  leaves_per_round,
-                                  [](const SelfPlayGame& g) { return g.Finished(); }, scratch);
+    return internal::RunRounds<G>(
+        std::span<SelfPlayGame* const>(&self, 1), evaluator, leaves_per_round,
+        [](const SelfPlayGame& g) { return g.Finished(); }, scratch);
   }
 
   bool Finished() const { return finished_; }
@@ -181,8 +189,7 @@ class SelfPlayGame {
     record_.planes.reserve(expected * record_.shape.Size());
     record_.policy_targets.reserve(expected * record_.num_actions);
     record_.resignation_disabled =
-        resign_enabled_ &&
-        std::bernoulli_distribution(options.resign_playthrough_fraction)(rng_);
+        resign_enabled_ && std::bernoulli_distribution(options.resign_playthrough_fraction)(rng_);
     StartMove();
   }
 
@@ -288,8 +295,9 @@ template <games::Game G>
 absl::Status PlaySelfPlayBatched(std::type_identity_t<std::span<SelfPlayGame<G>* const>> games,
                                  Evaluator<G>& evaluator, int leaves_per_game) {
   internal::BatchScratch<G> scratch;
-  return internal::RunRounds<G>(games, evaluator, leaves_per_game,
-                                [](const SelfPlayGame<G>& g) { return g.Finished(); }, scratch);
+  return internal::RunRounds<G>(
+      games, evaluator, leaves_per_game, [](const SelfPlayGame<G>& g) { return g.Finished(); },
+      scratch);
 }
 
 }  // namespace zf::search

@@ -70,6 +70,7 @@ void Go::CopyFrom(const Go& other) {
   komi_ = other.komi_;
   num_moves_ = other.num_moves_;
   passes_ = other.passes_;
+  restrict_pass_ = other.restrict_pass_;
   captures_[0] = other.captures_[0];
   captures_[1] = other.captures_[1];
   board_hash_ = other.board_hash_;
@@ -131,9 +132,36 @@ bool Go::IsLegalMove(int p, int player) const {
   return !SeenBefore(hash);
 }
 
+bool Go::FillsOwnEye(int cell, int player) const {
+  const int p = Padded(cell);
+  if (points_[p].color != kEmpty) return false;
+  for (int q : {p - stride_, p + stride_, p - 1, p + 1}) {
+    const uint8_t c = points_[q].color;
+    if (c != player && c != kBorder) return false;
+  }
+  int opponent = 0;
+  bool edge = false;
+  for (int q : {p - stride_ - 1, p - stride_ + 1, p + stride_ - 1, p + stride_ + 1}) {
+    const uint8_t c = points_[q].color;
+    if (c == kBorder) edge = true;
+    if (c == 1 - player) ++opponent;
+  }
+  return opponent == 0 || (!edge && opponent == 1);
+}
+
 bool Go::IsLegal(int action) const {
   if (static_cast<unsigned>(action) > static_cast<unsigned>(cells_) || IsTerminal()) return false;
-  if (action == cells_) return true;
+  if (action == cells_) {
+    if (!restrict_pass_ || passes_ > 0) return true;
+    const int player = ToPlay();
+    for (int cell = 0; cell < cells_; ++cell) {
+      const int p = Padded(cell);
+      if (points_[p].color == kEmpty && !FillsOwnEye(cell, player) && IsLegalMove(p, player)) {
+        return false;
+      }
+    }
+    return true;
+  }
   const int p = Padded(action);
   return points_[p].color == kEmpty && IsLegalMove(p, ToPlay());
 }
@@ -142,11 +170,16 @@ void Go::LegalActions(std::vector<int>* out) const {
   out->clear();
   if (IsTerminal()) return;
   const int player = ToPlay();
+  bool pass_legal = !restrict_pass_ || passes_ > 0;  // else: only eye fills are left
+  bool only_eye_fills = true;
   for (int cell = 0; cell < cells_; ++cell) {
     const int p = Padded(cell);
-    if (points_[p].color == kEmpty && IsLegalMove(p, player)) out->push_back(cell);
+    if (points_[p].color == kEmpty && IsLegalMove(p, player)) {
+      out->push_back(cell);
+      if (!pass_legal && only_eye_fills && !FillsOwnEye(cell, player)) only_eye_fills = false;
+    }
   }
-  out->push_back(cells_);
+  if (pass_legal || only_eye_fills) out->push_back(cells_);
 }
 
 void Go::AddLiberty(int root, int p) {

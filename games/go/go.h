@@ -139,6 +139,19 @@ class Go {
   int NumMoves() const { return num_moves_; }
   // Passes in a row at the end of the game so far.
   int ConsecutivePasses() const { return passes_; }
+
+  // The self-play pass rule (off by default; search::SelfPlayOptions::restrict_pass turns it
+  // on for self-play only). While on, passing is legal only in reply to a pass or when every
+  // legal board move of the player to move fills one of its own eyes. An eye here is the
+  // Monte-Carlo-Go "eye-like" point: empty, every orthogonal neighbour the player's stone or
+  // the edge, and at most one diagonal neighbour the opponent's (none on the edge). Without it a
+  // young network learns from komi that Black loses, Black's search finds every move equally
+  // lost, and self-play collapses into Black passing from move one (measured: docs/
+  // benchmarks.md). Copies keep the setting; Hash, Encode and Name ignore it.
+  void SetSelfPlayPassRule(bool on) { restrict_pass_ = on; }
+  bool SelfPlayPassRule() const { return restrict_pass_; }
+  // Whether the board move at `cell` (0 <= cell < N*N) would fill an eye of `player`.
+  bool FillsOwnEye(int cell, int player) const;
   // The Zobrist hash of the stones alone (the key of positional superko).
   uint64_t BoardHash() const { return board_hash_; }
 
@@ -189,6 +202,7 @@ class Go {
   float komi_ = kDefaultKomi;
   int num_moves_ = 0;
   int passes_ = 0;
+  bool restrict_pass_ = false;
   int captures_[2] = {0, 0};  // stones captured by each player
   uint64_t board_hash_ = 0;
   int history_head_ = 0;  // history_[history_head_] is the current position

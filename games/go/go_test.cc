@@ -1,5 +1,6 @@
 #include "games/go/go.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdio>
@@ -414,6 +415,68 @@ TEST(GoTest, TwoPassesEndTheGameAndAreaScoringUsesKomi) {
   // D5, bordered by both colours, counts for neither: White has D1..D4, E5 and E1..E4.
   const Go seki = Play(Make(5, 0.0f), "C1 D1 C2 D2 C3 D3 C4 D4 C5 E5 pass pass");
   EXPECT_EQ(seki.AreaScores(), (std::array<int, 2>{15, 9}));
+}
+
+TEST(GoTest, SelfPlayPassRuleAllowsPassingOnlyWhenNeeded) {
+  Go start = Make(5);
+  start.SetSelfPlayPassRule(true);
+  // At the start every move is a real move: no pass.
+  EXPECT_FALSE(start.IsLegal(start.PassAction()));
+  EXPECT_THAT(Legal(start), ::testing::Not(::testing::Contains(start.PassAction())));
+  EXPECT_EQ(Legal(start).size(), 25u);
+  // A reply to a pass may pass (and so end the game).
+  Go after_pass = Play(Make(5), "pass");
+  after_pass.SetSelfPlayPassRule(true);
+  EXPECT_TRUE(after_pass.IsLegal(after_pass.PassAction()));
+  // Black owns every point but the eyes A1 and C3; White has no legal board move (both are
+  // suicide), so White may pass.
+  Go board = Play(
+      Make(5),
+      "B1 pass C1 pass D1 pass E1 pass A2 pass B2 pass C2 pass D2 pass E2 pass A3 pass B3 pass D3 "
+      "pass E3 pass A4 pass B4 pass C4 pass D4 pass E4 pass A5 pass B5 pass C5 pass D5 pass E5");
+  board.SetSelfPlayPassRule(true);
+  ASSERT_EQ(board.ToPlay(), 1);
+  EXPECT_THAT(Legal(board), ElementsAre(board.PassAction()));
+  EXPECT_TRUE(board.IsLegal(board.PassAction()));
+  // For Black, A1 and C3 are eyes.
+  EXPECT_TRUE(board.FillsOwnEye(Action(board, "A1"), 0));
+  EXPECT_TRUE(board.FillsOwnEye(Action(board, "C3"), 0));
+  EXPECT_FALSE(board.FillsOwnEye(Action(board, "A1"), 1));
+  // Copies keep the rule; a game without it may pass any time.
+  const Go copy = board;
+  EXPECT_TRUE(copy.SelfPlayPassRule());
+  EXPECT_TRUE(Make(5).IsLegal(Make(5).PassAction()));
+}
+
+TEST(GoTest, EyeNeedsItsDiagonals) {
+  // Black A2 B1 around A1 (a corner point: no opponent diagonal allowed), and B2 White.
+  const Go corner = Play(Make(5), "A2 B2 B1");
+  EXPECT_FALSE(corner.FillsOwnEye(Action(corner, "A1"), 0)) << "White B2 breaks the corner eye";
+  const Go solid = Play(Make(5), "A2 E5 B1 E4 B2");
+  EXPECT_TRUE(solid.FillsOwnEye(Action(solid, "A1"), 0));
+  // In the middle one opponent diagonal is tolerated, two are not.
+  const Go one = Play(Make(5), "B3 B2 D3 E5 C2 E4 C4 E3");
+  EXPECT_TRUE(one.FillsOwnEye(Action(one, "C3"), 0));
+  const Go two = Play(Make(5), "B3 B2 D3 D2 C2 E4 C4 E3");
+  EXPECT_FALSE(two.FillsOwnEye(Action(two, "C3"), 0));
+}
+
+TEST(GoTest, SelfPlayPassRuleKeepsLegalActionsAndIsLegalInAgreement) {
+  std::mt19937 rng(7);
+  for (int g = 0; g < 20; ++g) {
+    Go game = Make(5);
+    game.SetSelfPlayPassRule(true);
+    std::vector<int> legal;
+    while (!game.IsTerminal()) {
+      game.LegalActions(&legal);
+      ASSERT_FALSE(legal.empty()) << game.ToString();
+      for (int a = 0; a < game.NumActions(); ++a) {
+        const bool listed = std::find(legal.begin(), legal.end(), a) != legal.end();
+        ASSERT_EQ(game.IsLegal(a), listed) << "action " << a << "\n" << game.ToString();
+      }
+      game.Apply(legal[rng() % legal.size()]);
+    }
+  }
 }
 
 TEST(GoTest, MaxGameLengthEndsTheGame) {
