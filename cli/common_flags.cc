@@ -18,3 +18,9 @@ ABSL_FLAG(
     std::string, dir, "",
     "a directory: the replay shard's log (zf replay), the run directory (zf learner, zf run)");
 ABSL_FLAG(std::string, replay, "", "replay shard addresses, HOST:PORT[,HOST:PORT...]");
+ABSL_FLAG(std::string, device, "auto",
+          "where the network runs: cpu, cuda, cuda:N or auto (CUDA when this build and machine "
+          "have it)");
+ABSL_FLAG(std::string, precision, "auto",
+          "forward-pass arithmetic: auto (bf16 on CUDA, fp32 on the CPU), fp32, bf16, fp16");
+ABSL_FLAG(bool, cuda_graphs, true, "on CUDA: replay captured CUDA graphs per batch size bucket");

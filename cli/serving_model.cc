@@ -10,20 +10,20 @@
 
 namespace zf::cli {
 
-absl::StatusOr<ServingModel> LoadServingModel(const std::string& checkpoint,
-                                              const std::string& game,
-                                              std::optional<model::NetworkShape> shape,
-                                              uint64_t seed, int max_batch, int intra_op_threads) {
+absl::StatusOr<ServingModel> LoadServingModel(const ServingModelOptions& o) {
   model::InferenceSession::Options options;
-  options.checkpoint_path = checkpoint;
-  options.game = game;
-  options.shape = shape;
-  options.seed = seed;
-  options.device = "auto";
-  // A CPU server parallelizes inside the forward pass; on CUDA this only sizes the CPU pool.
+  options.checkpoint_path = o.checkpoint;
+  options.game = o.game;
+  options.shape = o.shape;
+  options.seed = o.seed;
+  options.device = o.device;
+  options.precision = o.precision;
+  options.cuda_graphs = o.cuda_graphs;
+  options.max_batch = o.max_batch;
+  options.concurrency = o.concurrency;
   options.intra_op_threads =
-      intra_op_threads > 0 ? intra_op_threads
-                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      o.intra_op_threads > 0 ? o.intra_op_threads
+                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   ZF_ASSIGN_OR_RETURN(std::unique_ptr<model::InferenceSession> session,
                       model::InferenceSession::Create(options));
   ServingModel out;
@@ -31,7 +31,7 @@ absl::StatusOr<ServingModel> LoadServingModel(const std::string& checkpoint,
   out.shape = session->shape();
   inference::TorchBackend::Options backend;
   backend.session = std::move(session);
-  backend.max_batch = max_batch;
+  backend.max_batch = o.max_batch;
   ZF_ASSIGN_OR_RETURN(out.backend, inference::TorchBackend::Create(std::move(backend)));
   return out;
 }

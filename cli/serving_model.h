@@ -19,14 +19,28 @@ struct ServingModel {
   model::NetworkShape shape;
 };
 
-// Loads `checkpoint` (or, when it is empty, a fresh network for `game` with `shape`, seeded
-// with `seed`) as a TorchBackend taking batches of up to `max_batch` rows. With a checkpoint, a
-// non-empty `game` and a set `shape` must match it. `intra_op_threads` <= 0: one per core.
+struct ServingModelOptions {
+  // A checkpoint file; empty: a fresh network for `game` with `shape`, seeded with `seed`.
+  std::string checkpoint;
+  // With a checkpoint, a non-empty `game` and a set `shape` must match it.
+  std::string game;
+  std::optional<model::NetworkShape> shape;
+  uint64_t seed = 0;
+  // The largest batch the backend takes (the batcher's max_batch).
+  int max_batch = 256;
+  // LibTorch/OpenBLAS intra-op threads; <= 0: one per core (a CPU server parallelizes inside
+  // the forward pass; on CUDA this only sizes the CPU pool).
+  int intra_op_threads = 0;
+  // model::InferenceSession::Options: device, precision, CUDA graphs, and the Runs that proceed
+  // at once (give it the batcher's worker count).
+  std::string device = "auto";
+  std::string precision = "auto";
+  bool cuda_graphs = true;
+  int concurrency = 2;
+};
+
+// Loads the network as a TorchBackend.
 // Returns: the model; the session's errors (NotFound, DataLoss, InvalidArgument).
-absl::StatusOr<ServingModel> LoadServingModel(const std::string& checkpoint,
-                                              const std::string& game,
-                                              std::optional<model::NetworkShape> shape,
-                                              uint64_t seed, int max_batch,
-                                              int intra_op_threads = 0);
+absl::StatusOr<ServingModel> LoadServingModel(const ServingModelOptions& options);
 
 }  // namespace zf::cli

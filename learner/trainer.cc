@@ -1,22 +1,25 @@
 // The learner's only LibTorch translation unit with the nn and optim headers.
 #include "learner/trainer.h"
 
-// clip_grad.h does not include torch/types.h itself, so it comes first.
-// clang-format off
-#include <torch/types.h>
-// clang-format on
 #include <ATen/Parallel.h>
 #include <torch/cuda.h>
-#include <torch/nn/utils/clip_grad.h>
+#if ZF_WITH_CUDA
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
 #include <torch/optim/adamw.h>
 #include <torch/optim/sgd.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
+#include <torch/types.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -29,6 +32,7 @@
 #include "common/status_macros.h"
 #include "model/internal/network_ops.h"
 #include "model/internal/residual_net.h"
+#include "model/internal/torch_compat.h"
 
 namespace zf::learner {
 namespace {
@@ -116,6 +120,9 @@ absl::Status TrainerOptions::Validate() const {
   if (!(value_weight >= 0) || !std::isfinite(value_weight)) {
     return bad("value_weight", value_weight, ">= 0");
   }
+  if (report_every < 0 || report_every > 10000) {
+    return bad("report_every", report_every, "in [0, 10000]");
+  }
   if (intra_op_threads < 0 || intra_op_threads > 1024) {
     return bad("intra_op_threads", intra_op_threads, "in [0, 1024]");
   }
@@ -168,11 +175,99 @@ absl::Status ValidateBatch(const zerofleet::v1::SampleBatch& batch,
   return absl::OkStatus();
 }
 
+// One batch on the training device.
+struct DeviceBatch {
+  torch::Tensor planes;  // uint8 [B, C, H, W]
+  torch::Tensor pi;      // float [B, A]
+  torch::Tensor z;       // float [B]
+  torch::Tensor mask;    // float [B]
+};
+
 struct Trainer::Impl {
   torch::Device device{torch::kCPU};
   std::shared_ptr<ResidualNetImpl> net;
   std::unique_ptr<torch::optim::Optimizer> optimizer;
+  int report_every = 1;
+  bool autocast = false;
+  // Since the last report, on the device: sums of policy, value and total loss and of the
+  // gradient norm, and how many steps they hold.
+  torch::Tensor sums;
+  int pending = 0;
+  StepResult last_report;
+#if ZF_WITH_CUDA
+  // The upload path: two pinned staging buffers used in turn, each free again once its event
+  // (recorded after its upload) has passed.
+  struct Staging {
+    torch::Tensor pinned;  // uint8
+    at::cuda::CUDAEvent uploaded;
+    bool in_use = false;
+  };
+  std::optional<c10::cuda::CUDAStream> upload_stream;
+  std::array<Staging, 2> staging;
+  int next_staging = 0;
+#endif
+
+  DeviceBatch Upload(const zerofleet::v1::SampleBatch& batch, const model::NetworkShape& s);
 };
+
+DeviceBatch Trainer::Impl::Upload(const zerofleet::v1::SampleBatch& batch,
+                                  const model::NetworkShape& s) {
+  const int64_t b = batch.batch_size();
+  const std::vector<int64_t> plane_sizes = {b, s.input_channels, s.board_height, s.board_width};
+#if ZF_WITH_CUDA
+  if (device.is_cuda()) {
+    // One block: the float32 parts first (4-byte aligned), then the uint8 ones.
+    const int64_t policy_bytes = static_cast<int64_t>(batch.policy().size());
+    const int64_t value_bytes = static_cast<int64_t>(batch.value().size());
+    const int64_t plane_bytes = static_cast<int64_t>(batch.planes().size());
+    const int64_t mask_bytes = static_cast<int64_t>(batch.policy_mask().size());
+    const int64_t total = policy_bytes + value_bytes + plane_bytes + mask_bytes;
+    Staging& st = staging[next_staging];
+    next_staging = (next_staging + 1) % static_cast<int>(staging.size());
+    if (st.in_use) st.uploaded.synchronize();  // its previous upload has long finished
+    if (!st.pinned.defined() || st.pinned.numel() < total) {
+      st.pinned =
+          torch::empty({total}, torch::TensorOptions().dtype(torch::kUInt8).pinned_memory(true));
+    }
+    uint8_t* host = st.pinned.data_ptr<uint8_t>();
+    std::memcpy(host, batch.policy().data(), policy_bytes);
+    std::memcpy(host + policy_bytes, batch.value().data(), value_bytes);
+    std::memcpy(host + policy_bytes + value_bytes, batch.planes().data(), plane_bytes);
+    std::memcpy(host + policy_bytes + value_bytes + plane_bytes, batch.policy_mask().data(),
+                mask_bytes);
+    // Allocated on the compute stream, which waits for the upload below: the block is not
+    // reused before the step that reads it has run.
+    torch::Tensor block =
+        torch::empty({total}, torch::TensorOptions().dtype(torch::kUInt8).device(device));
+    const c10::cuda::CUDAStream compute = c10::cuda::getCurrentCUDAStream(device.index());
+    {
+      c10::cuda::CUDAStreamGuard guard(*upload_stream);
+      block.copy_(st.pinned.narrow(0, 0, total), /*non_blocking=*/true);
+      st.uploaded.record(*upload_stream);
+    }
+    st.uploaded.block(compute);
+    st.in_use = true;
+    DeviceBatch out;
+    out.pi = block.narrow(0, 0, policy_bytes).view(torch::kFloat).view({b, s.num_actions});
+    out.z = block.narrow(0, policy_bytes, value_bytes).view(torch::kFloat);
+    out.planes = block.narrow(0, policy_bytes + value_bytes, plane_bytes).view(plane_sizes);
+    out.mask = mask_bytes == 0
+                   ? torch::ones({b}, torch::TensorOptions().device(device))
+                   : block.narrow(0, policy_bytes + value_bytes + plane_bytes, mask_bytes)
+                         .to(torch::kFloat);
+    return out;
+  }
+#endif
+  // CPU: uint8 planes stay uint8 until the network's input conversion.
+  DeviceBatch out;
+  out.planes = FromBytes(batch.planes(), plane_sizes, torch::kUInt8).to(device);
+  out.pi = FromBytes(batch.policy(), {b, s.num_actions}, torch::kFloat).to(device);
+  out.z = FromBytes(batch.value(), {b}, torch::kFloat).to(device);
+  out.mask = batch.policy_mask().empty()
+                 ? torch::ones({b}, torch::TensorOptions().device(device))
+                 : FromBytes(batch.policy_mask(), {b}, torch::kUInt8).to(device).to(torch::kFloat);
+  return out;
+}
 
 Trainer::Trainer(TrainerOptions options, std::unique_ptr<Impl> impl)
     : options_(std::move(options)), impl_(std::move(impl)) {}
@@ -206,10 +301,22 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const TrainerOptions& o
     }).IgnoreError();
   }
   ZF_ASSIGN_OR_RETURN(impl->net, model::internal::CreateNetwork(options.shape, options.seed));
+  const bool cuda = impl->device.is_cuda();
+  impl->report_every = options.report_every > 0 ? options.report_every : (cuda ? 20 : 1);
+  impl->autocast = cuda && options.bf16_autocast;
   ZF_RETURN_IF_ERROR(TorchCall(absl::StatusCode::kInternal, "creating the trainer", [&] {
+    if (cuda) model::internal::SetCudaMath(/*allow_tf32=*/true, /*cudnn_benchmark=*/true);
     impl->net->to(impl->device);
     impl->net->train();
     impl->optimizer = MakeOptimizer(options, *impl->net);
+    impl->sums =
+        torch::zeros({4}, torch::TensorOptions().dtype(torch::kFloat).device(impl->device));
+#if ZF_WITH_CUDA
+    if (cuda) {
+      impl->upload_stream.emplace(
+          c10::cuda::getStreamFromPool(/*isHighPriority=*/false, impl->device.index()));
+    }
+#endif
   }));
   return std::unique_ptr<Trainer>(new Trainer(options, std::move(impl)));
 }
@@ -230,19 +337,12 @@ absl::StatusOr<StepResult> Trainer::Run(const zerofleet::v1::SampleBatch& batch,
   result.batch_size = static_cast<int>(b);
   result.learning_rate = LearningRateAt(options_.lr, step_);
   ZF_RETURN_IF_ERROR(TorchCall(absl::StatusCode::kInternal, "training step", [&] {
-    const torch::Device device = impl_->device;
-    // uint8 to the device (4x fewer bytes than float), converted there.
-    torch::Tensor planes =
-        FromBytes(batch.planes(), {b, s.input_channels, s.board_height, s.board_width},
-                  torch::kUInt8)
-            .to(device);
-    torch::Tensor pi = FromBytes(batch.policy(), {b, s.num_actions}, torch::kFloat).to(device);
-    torch::Tensor z = FromBytes(batch.value(), {b}, torch::kFloat).to(device);
-    torch::Tensor mask =
-        batch.policy_mask().empty()
-            ? torch::ones({b}, torch::TensorOptions().device(device))
-            : FromBytes(batch.policy_mask(), {b}, torch::kUInt8).to(device).to(torch::kFloat);
-    torch::Tensor wdl = torch::stack({z.clamp_min(0), 1 - z.abs(), (-z).clamp_min(0)}, 1);
+#if ZF_WITH_CUDA
+    std::optional<c10::cuda::CUDAGuard> device_guard;
+    if (impl_->device.is_cuda()) device_guard.emplace(impl_->device.index());
+#endif
+    const DeviceBatch in = impl_->Upload(batch, s);
+    torch::Tensor wdl = torch::stack({in.z.clamp_min(0), 1 - in.z.abs(), (-in.z).clamp_min(0)}, 1);
 
     std::unique_ptr<torch::NoGradGuard> no_grad;
     if (!update) no_grad = std::make_unique<torch::NoGradGuard>();
@@ -252,21 +352,37 @@ absl::StatusOr<StepResult> Trainer::Run(const zerofleet::v1::SampleBatch& batch,
     if (!update) {
       for (const auto& buffer : impl_->net->buffers()) saved_buffers.push_back(buffer.clone());
     }
-    model::internal::NetworkOutput out =
-        model::internal::Forward(*impl_->net, model::internal::PlanesToInput(planes));
-    torch::Tensor policy_rows = -(pi * torch::log_softmax(out.policy_logits, /*dim=*/1)).sum(1);
-    torch::Tensor policy_loss = (policy_rows * mask).sum() / mask.sum().clamp_min(1);
-    torch::Tensor value_loss = -(wdl * torch::log_softmax(out.wdl_logits, 1)).sum(1).mean();
-    torch::Tensor total = policy_loss + options_.value_weight * value_loss;
+    torch::Tensor policy_loss, value_loss, total;
+    {
+      // bf16 convolutions and matmuls; autocast keeps log_softmax and the sums in float32.
+      std::optional<model::internal::CudaAutocast> autocast;
+      if (impl_->autocast) autocast.emplace(torch::kBFloat16);
+      model::internal::NetworkOutput out =
+          model::internal::Forward(*impl_->net, model::internal::PlanesToInput(in.planes));
+      torch::Tensor policy_rows =
+          -(in.pi * torch::log_softmax(out.policy_logits.to(torch::kFloat), /*dim=*/1)).sum(1);
+      policy_loss = (policy_rows * in.mask).sum() / in.mask.sum().clamp_min(1);
+      value_loss = -(wdl * torch::log_softmax(out.wdl_logits.to(torch::kFloat), 1)).sum(1).mean();
+      total = policy_loss + options_.value_weight * value_loss;
+    }
+    torch::Tensor grad_norm = torch::zeros({}, total.options());
     if (update) {
       impl_->optimizer->zero_grad();
       total.backward();
-      const auto params = impl_->net->parameters();
-      if (options_.max_grad_norm > 0) {
-        result.grad_norm = torch::nn::utils::clip_grad_norm_(params, options_.max_grad_norm);
-      } else {
-        result.grad_norm =
-            torch::nn::utils::clip_grad_norm_(params, std::numeric_limits<double>::infinity());
+      // The global L2 norm and the clipping on the device (clip_grad_norm_ returns a double,
+      // i.e. waits for the GPU): grads *= min(1, max_norm / (norm + 1e-6)), as LibTorch does.
+      std::vector<torch::Tensor> grads;
+      for (const auto& p : impl_->net->parameters()) {
+        if (p.grad().defined()) grads.push_back(p.grad());
+      }
+      std::vector<torch::Tensor> norms;
+      norms.reserve(grads.size());
+      for (const auto& g : grads) norms.push_back(g.detach().norm(2).to(torch::kFloat));
+      if (!norms.empty()) grad_norm = torch::stack(norms).norm(2);
+      if (options_.max_grad_norm > 0 && !grads.empty()) {
+        torch::NoGradGuard guard;
+        const torch::Tensor coef = (options_.max_grad_norm / (grad_norm + 1e-6)).clamp_max(1.0);
+        for (auto& g : grads) g.mul_(coef);
       }
       for (auto& group : impl_->optimizer->param_groups()) {
         group.options().set_lr(result.learning_rate);
@@ -277,9 +393,43 @@ absl::StatusOr<StepResult> Trainer::Run(const zerofleet::v1::SampleBatch& batch,
       const auto buffers = impl_->net->buffers();
       for (size_t i = 0; i < buffers.size(); ++i) buffers[i].copy_(saved_buffers[i]);
     }
-    result.policy_loss = policy_loss.item<double>();
-    result.value_loss = value_loss.item<double>();
-    result.total_loss = total.item<double>();
+    const torch::Tensor values =
+        torch::stack({policy_loss.detach(), value_loss.detach(), total.detach(), grad_norm})
+            .to(torch::kFloat);
+    if (!update) {
+      // Evaluate reports at once and leaves the running sums alone.
+      const torch::Tensor host = values.to(torch::kCPU);
+      const float* v = host.data_ptr<float>();
+      result.policy_loss = v[0];
+      result.value_loss = v[1];
+      result.total_loss = v[2];
+      result.grad_norm = 0;
+      return;
+    }
+    {
+      torch::NoGradGuard guard;
+      impl_->sums.add_(values);
+    }
+    ++impl_->pending;
+    if ((step_ + 1) % impl_->report_every == 0) {
+      // The one wait for the GPU: every queued step up to this one.
+      const torch::Tensor host = impl_->sums.to(torch::kCPU);
+      const float* v = host.data_ptr<float>();
+      const double n = impl_->pending;
+      impl_->last_report.policy_loss = v[0] / n;
+      impl_->last_report.value_loss = v[1] / n;
+      impl_->last_report.total_loss = v[2] / n;
+      impl_->last_report.grad_norm = v[3] / n;
+      impl_->sums.zero_();
+      impl_->pending = 0;
+      result.reported = true;
+    } else {
+      result.reported = false;
+    }
+    result.policy_loss = impl_->last_report.policy_loss;
+    result.value_loss = impl_->last_report.value_loss;
+    result.total_loss = impl_->last_report.total_loss;
+    result.grad_norm = impl_->last_report.grad_norm;
   }));
   if (update) ++step_;
   result.step = step_;

@@ -16,6 +16,13 @@
 // see shared/libtorch-compat.md) and the step, so Restore() + Step() gives the same result as
 // the uninterrupted run.
 //
+// On CUDA (TrainerOptions::device): bf16 autocast, TF32 and cuDNN autotuning; each batch is
+// copied into a pinned staging buffer (two, used in turn) and uploaded as one block on a
+// separate stream, which the step waits for on the GPU, not on the host; the gradient norm and
+// the clipping are computed on the device; and nothing in Step waits for the GPU except a loss
+// report (report_every). So while the GPU runs step k, the host already fetches, stages and
+// uploads batch k+1.
+//
 // Thread-safety: thread-compatible (one training thread). Owns the network and the optimizer.
 #pragma once
 
@@ -60,6 +67,16 @@ struct TrainerOptions {
   // cores in `zf run`.
   int intra_op_threads = 0;
 
+  // Steps between loss reports, 0..10000; 0: 1 on the CPU, 20 on CUDA. Reading a loss on the
+  // host waits for the GPU to finish every queued step, so on CUDA the losses (and the gradient
+  // norm) accumulate on the device and are read once per report: Step() then returns their
+  // means over the steps since the previous report (StepResult::reported). Between reports the
+  // host only queues work, and the GPU never idles while the host prepares the next batch.
+  int report_every = 0;
+  // On CUDA: forward and loss under bf16 autocast (fp32 master weights and optimizer state),
+  // with TF32 matmuls and cuDNN autotuning. false: plain fp32 (TF32 still on).
+  bool bf16_autocast = true;
+
   // Returns: OK; InvalidArgument naming the bad field.
   absl::Status Validate() const;
 };
@@ -67,6 +84,9 @@ struct TrainerOptions {
 struct StepResult {
   int64_t step = 0;  // steps taken after this one (1 after the first)
   int batch_size = 0;
+  // True when the losses and grad_norm below are new: the means over the steps since the
+  // previous report (TrainerOptions::report_every). Otherwise they repeat the previous report.
+  bool reported = true;
   double policy_loss = 0;
   double value_loss = 0;
   double total_loss = 0;

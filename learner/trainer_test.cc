@@ -66,6 +66,39 @@ TEST(TrainerTest, StepsReduceTheLoss) {
   }
 }
 
+TEST(TrainerTest, ReportEveryAveragesTheLossesOfItsSteps) {
+  TrainerOptions every_step = Options();
+  every_step.report_every = 1;
+  TrainerOptions every_third = Options();
+  every_third.report_every = 3;
+  ASSERT_OK_AND_ASSIGN(auto a, Trainer::Create(every_step));
+  ASSERT_OK_AND_ASSIGN(auto b, Trainer::Create(every_third));
+  double sum_total = 0, sum_policy = 0, sum_norm = 0;
+  for (int i = 0; i < 3; ++i) {
+    const auto batch = MakeBatch(TinyShape(), 32, /*seed=*/10 + i);
+    ASSERT_OK_AND_ASSIGN(StepResult ra, a->Step(batch));
+    ASSERT_OK_AND_ASSIGN(StepResult rb, b->Step(batch));
+    EXPECT_TRUE(ra.reported);
+    EXPECT_EQ(rb.reported, i == 2) << i;
+    if (i < 2) {
+      EXPECT_EQ(rb.total_loss, 0) << "no report yet";
+    }
+    sum_total += ra.total_loss;
+    sum_policy += ra.policy_loss;
+    sum_norm += ra.grad_norm;
+    if (i == 2) {
+      EXPECT_NEAR(rb.total_loss, sum_total / 3, 1e-5);
+      EXPECT_NEAR(rb.policy_loss, sum_policy / 3, 1e-5);
+      EXPECT_NEAR(rb.grad_norm, sum_norm / 3, 1e-4);
+      EXPECT_GT(rb.grad_norm, 0);
+    }
+  }
+  // The next step repeats the last report until the following one.
+  ASSERT_OK_AND_ASSIGN(StepResult next, b->Step(MakeBatch(TinyShape(), 32, /*seed=*/20)));
+  EXPECT_FALSE(next.reported);
+  EXPECT_NEAR(next.total_loss, sum_total / 3, 1e-5);
+}
+
 TEST(TrainerTest, LearnsAOneHotPolicy) {
   ASSERT_OK_AND_ASSIGN(auto trainer, Trainer::Create(Options(OptimizerKind::kAdamW)));
   for (int i = 0; i < 150; ++i) {

@@ -6,17 +6,12 @@
 
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
-#include <ATen/ops/empty.h>
 #include <ATen/ops/from_blob.h>
 #include <c10/core/InferenceMode.h>
 #include <dlfcn.h>
 #include <torch/cuda.h>
 
-#if ZF_WITH_CUDA
-#include <c10/cuda/CUDAGuard.h>
-#include <c10/cuda/CUDAStream.h>
-#endif
-
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -36,6 +31,10 @@
 #include "common/status_macros.h"
 #include "model/checkpoint.h"
 #include "model/internal/network_ops.h"
+#include "model/internal/torch_compat.h"
+#if ZF_WITH_CUDA
+#include "model/internal/cuda_runner.h"
+#endif
 #include "model/network.h"
 
 #ifndef ZF_WITH_CUDA
@@ -98,11 +97,25 @@ absl::Status CheckSpan(absl::string_view name, size_t actual, int64_t expected) 
   return absl::OkStatus();
 }
 
+// "fp32" / "bf16" / "fp16" (not "auto").
+absl::StatusOr<c10::ScalarType> ParsePrecision(absl::string_view text) {
+  if (text == "fp32") return c10::kFloat;
+  if (text == "bf16") return c10::kBFloat16;
+  if (text == "fp16") return c10::kHalf;
+  return absl::InvalidArgumentError(
+      absl::StrCat("precision must be auto, fp32, bf16 or fp16, got \"", text, "\""));
+}
+
 }  // namespace
 
 struct InferenceSession::Impl {
+  // The float32 weights: the CPU path runs them; on CUDA they stay on the CPU for Save while
+  // the runner serves its own converted copy.
   std::shared_ptr<internal::ResidualNetImpl> net;
   c10::Device device{c10::kCPU};
+#if ZF_WITH_CUDA
+  std::unique_ptr<internal::CudaRunner> runner;
+#endif
 };
 
 absl::Status InferenceSession::Options::Validate() const {
@@ -118,16 +131,26 @@ absl::Status InferenceSession::Options::Validate() const {
   if (!IsPrintable(game)) {
     return absl::InvalidArgumentError("game must not contain control characters");
   }
+  if (precision != "auto") ZF_RETURN_IF_ERROR(ParsePrecision(precision).status());
+  if (max_batch < 1 || max_batch > 65536) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_batch must be in [1, 65536], got ", max_batch));
+  }
+  if (concurrency < 1 || concurrency > 16) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("concurrency must be in [1, 16], got ", concurrency));
+  }
   return absl::OkStatus();
 }
 
 InferenceSession::InferenceSession(std::unique_ptr<Impl> impl, NetworkShape shape, int64_t version,
-                                   std::string game, std::string device)
+                                   std::string game, std::string device, std::string precision)
     : impl_(std::move(impl)),
       shape_(shape),
       version_(version),
       game_(std::move(game)),
-      device_(std::move(device)) {}
+      device_(std::move(device)),
+      precision_(std::move(precision)) {}
 
 InferenceSession::~InferenceSession() = default;
 
@@ -153,6 +176,13 @@ absl::StatusOr<std::unique_ptr<InferenceSession>> InferenceSession::Create(const
           absl::StrCat("device ", options.device, ": only ", count, " CUDA devices are visible"));
     }
 #endif
+  }
+  const std::string precision =
+      options.precision != "auto" ? options.precision : (parsed.cuda ? "bf16" : "fp32");
+  ZF_ASSIGN_OR_RETURN(const c10::ScalarType dtype, ParsePrecision(precision));
+  if (!parsed.cuda && dtype != c10::kFloat) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("precision ", precision, " needs a CUDA device; the CPU runs fp32"));
   }
   if (options.intra_op_threads > 0) ZF_RETURN_IF_ERROR(SetIntraOpThreads(options.intra_op_threads));
 
@@ -187,10 +217,22 @@ absl::StatusOr<std::unique_ptr<InferenceSession>> InferenceSession::Create(const
 
   impl->device = parsed.cuda ? c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(parsed.index))
                              : c10::Device(c10::kCPU);
-  ZF_RETURN_IF_ERROR(internal::PrepareForInference(*impl->net, impl->device));
+  // The float32 weights stay on the CPU, in eval mode (Save reads them; the CPU path runs them).
+  ZF_RETURN_IF_ERROR(internal::PrepareForInference(*impl->net, c10::Device(c10::kCPU)));
+#if ZF_WITH_CUDA
+  if (parsed.cuda) {
+    internal::SetCudaMath(/*allow_tf32=*/true, /*cudnn_benchmark=*/true);
+    ZF_ASSIGN_OR_RETURN(impl->runner, internal::CudaRunner::Create(
+                                          *impl->net, {.device = impl->device,
+                                                       .dtype = dtype,
+                                                       .max_batch = options.max_batch,
+                                                       .slots = options.concurrency,
+                                                       .cuda_graphs = options.cuda_graphs}));
+  }
+#endif
   std::string device = impl->device.str();
-  return std::unique_ptr<InferenceSession>(
-      new InferenceSession(std::move(impl), shape, version, std::move(game), std::move(device)));
+  return std::unique_ptr<InferenceSession>(new InferenceSession(
+      std::move(impl), shape, version, std::move(game), std::move(device), precision));
 }
 
 absl::StatusOr<std::unique_ptr<InferenceSession>> InferenceSession::CreateFresh(
@@ -214,6 +256,21 @@ absl::Status InferenceSession::Run(std::span<const uint8_t> planes, int batch,
   ZF_RETURN_IF_ERROR(CheckSpan("wdl_probs", wdl_probs.size(), n * 3));
   if (batch == 0) return absl::OkStatus();
 
+#if ZF_WITH_CUDA
+  if (impl_->runner != nullptr) {
+    // The runner's buffers and graphs hold at most max_batch rows: larger batches go in parts.
+    const int64_t plane_size = shape_.PlaneSize();
+    const int max_batch = impl_->runner->options().max_batch;
+    for (int64_t first = 0; first < n; first += max_batch) {
+      const int64_t rows = std::min<int64_t>(max_batch, n - first);
+      ZF_RETURN_IF_ERROR(impl_->runner->Run(planes.subspan(first * plane_size, rows * plane_size),
+                                            static_cast<int>(rows),
+                                            policy_logits.subspan(first * actions, rows * actions),
+                                            wdl_probs.subspan(first * 3, rows * 3)));
+    }
+    return absl::OkStatus();
+  }
+#endif
   return internal::TorchCall(absl::StatusCode::kInternal, "forward pass", [&] {
     ApplyThreadSettingToThisThread();
     c10::InferenceMode inference_mode;
@@ -223,20 +280,7 @@ absl::Status InferenceSession::Run(std::span<const uint8_t> planes, int batch,
     const auto float32 = at::TensorOptions().dtype(at::kFloat);
     // from_blob does not copy and never writes: PlanesToInput makes a new tensor.
     at::Tensor input = at::from_blob(const_cast<uint8_t*>(planes.data()), sizes, uint8);
-#if ZF_WITH_CUDA
-    // Concurrent Runs each get a stream from the pool so their work can overlap.
-    std::optional<c10::cuda::CUDAStreamGuard> stream_guard;
-    if (impl_->device.is_cuda()) {
-      stream_guard.emplace(
-          c10::cuda::getStreamFromPool(/*isHighPriority=*/false, impl_->device.index()));
-      // uint8 through pinned memory: 4x fewer bytes than float, and an asynchronous copy.
-      at::Tensor pinned = at::empty(sizes, uint8.pinned_memory(true));
-      std::memcpy(pinned.data_ptr<uint8_t>(), planes.data(), planes.size());
-      input = pinned.to(impl_->device, /*non_blocking=*/true);
-    }
-#endif
     internal::NetworkOutput out = internal::Forward(*impl_->net, internal::PlanesToInput(input));
-    // Copying into the caller's (pageable) buffers waits for the device.
     at::from_blob(policy_logits.data(), {n, actions}, float32).copy_(out.policy_logits);
     at::from_blob(wdl_probs.data(), {n, 3}, float32).copy_(out.wdl_logits.softmax(/*dim=*/1));
   });

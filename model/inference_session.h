@@ -8,9 +8,12 @@
 //   ZF_ASSIGN_OR_RETURN(auto session, InferenceSession::Create({.checkpoint_path = path}));
 //   ZF_RETURN_IF_ERROR(session->Run(planes, batch, logits, wdl));
 //
-// Per call, Run copies the planes to the session's device as uint8 (through pinned memory on
-// CUDA), converts them to float there, runs the network in eval mode under c10::InferenceMode,
-// applies a softmax to the value head, and copies the results into the caller's buffers.
+// Per call, Run copies the planes to the session's device as uint8, converts them to floats
+// there, runs the network in eval mode under c10::InferenceMode, applies a softmax to the value
+// head, and copies the results into the caller's buffers. On CUDA it does so through
+// model/internal/cuda_runner.h: bf16 by default, pinned staging buffers, uploads and downloads
+// on their own streams overlapping other callers' compute, CUDA graphs per batch bucket, TF32
+// and cuDNN autotuning on, all of it warmed up in Create.
 //
 // Threads. LibTorch's CPU kernels use an intra-op thread pool (OpenMP here) that is
 // process-wide, and OpenBLAS (which Debian's LibTorch calls through libblas.so.3) has its
@@ -61,8 +64,24 @@ class InferenceSession {
     // created (see the top of this file). 1..1024, or 0 to leave the current setting.
     int intra_op_threads = 1;
 
+    // The arithmetic of the forward pass: "auto" (bf16 on CUDA, fp32 on the CPU), "fp32",
+    // "bf16" or "fp16". The last two only on CUDA (InvalidArgument on the CPU, where they would
+    // be slower than fp32).
+    std::string precision = "auto";
+    // CUDA only (ignored on the CPU), see model/internal/cuda_runner.h:
+    //   cuda_graphs  capture one CUDA graph per batch bucket at Create and replay it;
+    //   max_batch    the largest batch one forward pass takes (1..65536); the pinned buffers,
+    //                buckets and graphs are sized for it; Run splits larger batches;
+    //   concurrency  Runs that proceed at once (1..16), each with its own pinned buffers,
+    //                compute stream and graphs; further callers wait for a free one. Give it
+    //                the inference server's batcher worker count.
+    bool cuda_graphs = true;
+    int max_batch = 1024;
+    int concurrency = 2;
+
     // Returns: InvalidArgument naming the bad field (device syntax, thread count, a missing
-    // or invalid shape for a fresh network, a game name with control characters).
+    // or invalid shape for a fresh network, a game name with control characters, precision,
+    // max_batch, concurrency).
     absl::Status Validate() const;
   };
 
@@ -105,6 +124,8 @@ class InferenceSession {
   const std::string& game() const { return game_; }
   // Where the network runs: "cpu" or "cuda:N".
   const std::string& device() const { return device_; }
+  // The forward pass's arithmetic: "fp32", "bf16" or "fp16".
+  const std::string& precision() const { return precision_; }
 
   struct SaveOptions {
     // Default: game().
@@ -123,13 +144,14 @@ class InferenceSession {
  private:
   struct Impl;  // the LibTorch module and device; defined in inference_session.cc
   InferenceSession(std::unique_ptr<Impl> impl, NetworkShape shape, int64_t version,
-                   std::string game, std::string device);
+                   std::string game, std::string device, std::string precision);
 
   std::unique_ptr<Impl> impl_;
   NetworkShape shape_;
   int64_t version_;
   std::string game_;
   std::string device_;
+  std::string precision_;
 };
 
 // Sets the intra-op threads of LibTorch (at::set_num_threads) and, when the process has

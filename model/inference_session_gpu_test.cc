@@ -1,5 +1,7 @@
-// The CUDA path of InferenceSession (label `gpu`). Skips, saying why, where this build's
-// LibTorch has no CUDA or no GPU is visible.
+// The CUDA path of InferenceSession (label `gpu`): bf16 and TF32 against the float32 CPU path,
+// every batch bucket with and without CUDA graphs, splitting above max_batch, checkpoints
+// between devices, concurrent callers. Skips, saying why, where this build's LibTorch has no
+// CUDA or no GPU is visible.
 #include <stdlib.h>
 
 #include <cmath>
@@ -51,43 +53,99 @@ class InferenceSessionGpuTest : public ::testing::Test {
   }
 };
 
-TEST_F(InferenceSessionGpuTest, CudaAgreesWithCpuAndCheckpointsMoveBetweenThem) {
+// bf16 keeps 8 bits of mantissa: a 4x64 tower of random weights agrees with the float32 CPU
+// path to about 1e-2 relative; TF32 (fp32 precision on CUDA) to about 1e-3.
+constexpr float kBf16LogitTolerance = 0.1f;
+constexpr float kBf16WdlTolerance = 0.03f;
+constexpr float kTf32LogitTolerance = 2e-2f;
+constexpr float kTf32WdlTolerance = 1e-2f;
+
+struct Outputs {
+  std::vector<float> logits, wdl;
+};
+
+Outputs RunOn(const InferenceSession& session, const std::vector<uint8_t>& planes, int batch) {
+  Outputs out{std::vector<float>(batch * 7), std::vector<float>(batch * 3)};
+  EXPECT_OK(session.Run(planes, batch, out.logits, out.wdl));
+  return out;
+}
+
+TEST_F(InferenceSessionGpuTest, Bf16AndTf32AgreeWithTheCpuWithinTheirTolerance) {
+  ASSERT_OK_AND_ASSIGN(auto cpu, InferenceSession::CreateFresh(Shape(), 5));
+  ASSERT_OK_AND_ASSIGN(
+      auto bf16,
+      InferenceSession::Create({.shape = Shape(), .seed = 5, .device = "cuda", .max_batch = 64}));
+  EXPECT_EQ(bf16->device(), "cuda:0");
+  EXPECT_EQ(bf16->precision(), "bf16");
+  ASSERT_OK_AND_ASSIGN(
+      auto tf32,
+      InferenceSession::Create(
+          {.shape = Shape(), .seed = 5, .device = "cuda", .precision = "fp32", .max_batch = 64}));
+  const int batch = 64;
+  const auto planes = RandomPlanes(batch, 3);
+  const Outputs want = RunOn(*cpu, planes, batch);
+  const Outputs got_bf16 = RunOn(*bf16, planes, batch);
+  EXPECT_THAT(got_bf16.logits, Pointwise(FloatNear(kBf16LogitTolerance), want.logits));
+  EXPECT_THAT(got_bf16.wdl, Pointwise(FloatNear(kBf16WdlTolerance), want.wdl));
+  const Outputs got_tf32 = RunOn(*tf32, planes, batch);
+  EXPECT_THAT(got_tf32.logits, Pointwise(FloatNear(kTf32LogitTolerance), want.logits));
+  EXPECT_THAT(got_tf32.wdl, Pointwise(FloatNear(kTf32WdlTolerance), want.wdl));
+}
+
+TEST_F(InferenceSessionGpuTest, EveryBatchSizeIsAnsweredRowForRowWithAndWithoutGraphs) {
+  // max_batch 24: buckets 1, 2, 4, 8, 16, 24; batches above 24 are split.
+  ASSERT_OK_AND_ASSIGN(auto cpu, InferenceSession::CreateFresh(Shape(), 9));
+  for (const bool graphs : {true, false}) {
+    SCOPED_TRACE(graphs ? "CUDA graphs" : "no graphs");
+    ASSERT_OK_AND_ASSIGN(auto gpu, InferenceSession::Create({.shape = Shape(),
+                                                             .seed = 9,
+                                                             .device = "cuda",
+                                                             .cuda_graphs = graphs,
+                                                             .max_batch = 24}));
+    for (int batch : {1, 2, 3, 5, 8, 13, 16, 17, 24, 25, 50}) {
+      SCOPED_TRACE(batch);
+      const auto planes = RandomPlanes(batch, 100 + batch);
+      const Outputs want = RunOn(*cpu, planes, batch);
+      const Outputs got = RunOn(*gpu, planes, batch);
+      EXPECT_THAT(got.logits, Pointwise(FloatNear(kBf16LogitTolerance), want.logits));
+      EXPECT_THAT(got.wdl, Pointwise(FloatNear(kBf16WdlTolerance), want.wdl));
+    }
+  }
+}
+
+TEST_F(InferenceSessionGpuTest, CheckpointsMoveBetweenTheGpuAndTheCpu) {
   ASSERT_OK_AND_ASSIGN(auto gpu,
                        InferenceSession::Create(
                            {.shape = Shape(), .seed = 5, .game = "connect4", .device = "cuda"}));
-  EXPECT_EQ(gpu->device(), "cuda:0");
   ASSERT_OK_AND_ASSIGN(auto cpu, InferenceSession::CreateFresh(Shape(), 5));
-  const int batch = 64;
+  const int batch = 16;
   const auto planes = RandomPlanes(batch, 3);
-  std::vector<float> gpu_logits(batch * 7), gpu_wdl(batch * 3);
-  std::vector<float> cpu_logits(batch * 7), cpu_wdl(batch * 3);
-  ASSERT_OK(gpu->Run(planes, batch, gpu_logits, gpu_wdl));
-  ASSERT_OK(cpu->Run(planes, batch, cpu_logits, cpu_wdl));
-  // cuDNN may use TF32 for convolutions: agreement to about 1e-2, not bit for bit.
-  EXPECT_THAT(gpu_logits, Pointwise(FloatNear(2e-2f), cpu_logits));
-  EXPECT_THAT(gpu_wdl, Pointwise(FloatNear(1e-2f), cpu_wdl));
+  const Outputs want = RunOn(*cpu, planes, batch);
 
-  // A checkpoint written from the GPU loads on the CPU with the same weights.
+  // The session keeps float32 master weights, so a checkpoint written from the GPU session
+  // holds exactly the CPU session's weights.
   std::string dir = (fs::path(::testing::TempDir()) / "zf_gpu_test.XXXXXX").string();
   ASSERT_NE(::mkdtemp(dir.data()), nullptr);
   const std::string path = (fs::path(dir) / "model.zfckpt").string();
   ASSERT_OK(gpu->Save(path, {.version = 1}));
   ASSERT_OK_AND_ASSIGN(auto from_gpu, InferenceSession::Create({.checkpoint_path = path}));
-  std::vector<float> logits(batch * 7), wdl(batch * 3);
-  ASSERT_OK(from_gpu->Run(planes, batch, logits, wdl));
-  EXPECT_EQ(logits, cpu_logits);
-  EXPECT_EQ(wdl, cpu_wdl);
-  // And back onto the GPU.
+  const Outputs loaded = RunOn(*from_gpu, planes, batch);
+  EXPECT_EQ(loaded.logits, want.logits);
+  EXPECT_EQ(loaded.wdl, want.wdl);
+  // And back onto the GPU, where it answers as the first GPU session did.
   ASSERT_OK_AND_ASSIGN(auto back,
                        InferenceSession::Create({.checkpoint_path = path, .device = "cuda:0"}));
-  ASSERT_OK(back->Run(planes, batch, logits, wdl));
-  EXPECT_THAT(logits, Pointwise(FloatNear(1e-5f), gpu_logits));
+  EXPECT_THAT(RunOn(*back, planes, batch).logits,
+              Pointwise(FloatNear(1e-3f), RunOn(*gpu, planes, batch).logits));
   fs::remove_all(dir);
 }
 
 TEST_F(InferenceSessionGpuTest, ConcurrentRunsOnOneDevice) {
-  ASSERT_OK_AND_ASSIGN(auto session,
-                       InferenceSession::Create({.shape = Shape(), .seed = 2, .device = "auto"}));
+  // Four callers share two slots (concurrency 2): two wait while two run.
+  ASSERT_OK_AND_ASSIGN(
+      auto session,
+      InferenceSession::Create(
+          {.shape = Shape(), .seed = 2, .device = "auto", .max_batch = 32, .concurrency = 2}));
   EXPECT_EQ(session->device(), "cuda:0");
   constexpr int kThreads = 4;
   const auto planes = RandomPlanes(32, 4);
@@ -101,7 +159,7 @@ TEST_F(InferenceSessionGpuTest, ConcurrentRunsOnOneDevice) {
       for (int r = 0; r < 50; ++r) {
         if (!session->Run(planes, 32, logits, wdl).ok()) ++failures[t];
         for (size_t i = 0; i < logits.size(); ++i) {
-          if (std::abs(logits[i] - expected_logits[i]) > 1e-5f) {
+          if (std::abs(logits[i] - expected_logits[i]) > 1e-2f) {
             ++failures[t];
             break;
           }

@@ -251,6 +251,22 @@ TEST_F(InferenceSessionTest, BadOptionsAreInvalidArgument) {
               StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(InferenceSession::Create({.shape = SmallShape(), .intra_op_threads = -1}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("intra_op_threads")));
+  EXPECT_THAT(InferenceSession::Create({.shape = SmallShape(), .precision = "fp8"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("fp8")));
+  EXPECT_THAT(InferenceSession::Create({.shape = SmallShape(), .max_batch = 0}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("max_batch")));
+  EXPECT_THAT(InferenceSession::Create({.shape = SmallShape(), .concurrency = 17}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("concurrency")));
+}
+
+TEST_F(InferenceSessionTest, ReducedPrecisionNeedsCuda) {
+  EXPECT_THAT(
+      InferenceSession::Create({.shape = SmallShape(), .device = "cpu", .precision = "bf16"}),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("needs a CUDA device")));
+  ASSERT_OK_AND_ASSIGN(
+      auto session,
+      InferenceSession::Create({.shape = SmallShape(), .device = "cpu", .precision = "auto"}));
+  EXPECT_EQ(session->precision(), "fp32");
 }
 
 TEST_F(InferenceSessionTest, CudaWithoutCudaIsInvalidArgument) {

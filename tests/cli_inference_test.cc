@@ -202,6 +202,11 @@ TEST(CliInferenceUsageTest, BadFlagsAreUsageErrors) {
   ExpectUsageError({"inference", "--listen", "127.0.0.1:0", "--workers", "99"}, "--workers");
   ExpectUsageError({"inference", "--listen", "127.0.0.1:0", "--game", "chess"}, "chess");
   ExpectUsageError({"inference", "extra"}, "positional");
+  ExpectUsageError(
+      {"inference", "--listen", "127.0.0.1:0", "--game", "tictactoe", "--precision", "fp8"},
+      "precision");
+  ExpectUsageError(
+      {"inference", "--listen", "127.0.0.1:0", "--game", "tictactoe", "--device", "tpu"}, "tpu");
   ExpectUsageError({"inference", "--listen", "nonsense", "--game", "tictactoe", "--blocks", "1",
                     "--filters", "8"},
                    "nonsense");

@@ -50,7 +50,15 @@ using Model = ServingModel;
 absl::StatusOr<Model> LoadModel(const std::string& checkpoint, const std::string& game,
                                 std::optional<model::NetworkShape> shape, uint64_t seed,
                                 int max_batch) {
-  return LoadServingModel(checkpoint, game, shape, seed, max_batch);
+  return LoadServingModel({.checkpoint = checkpoint,
+                           .game = game,
+                           .shape = shape,
+                           .seed = seed,
+                           .max_batch = max_batch,
+                           .device = absl::GetFlag(FLAGS_device),
+                           .precision = absl::GetFlag(FLAGS_precision),
+                           .cuda_graphs = absl::GetFlag(FLAGS_cuda_graphs),
+                           .concurrency = absl::GetFlag(FLAGS_workers)});
 }
 
 absl::Status CheckRange(const char* flag, int64_t value, int64_t lo, int64_t hi) {
@@ -177,9 +185,10 @@ std::vector<Command> InferenceCommands() {
        "serve a network over gRPC with dynamic batching until SIGINT/SIGTERM (SIGHUP reloads)",
        "zf inference --listen ADDR (--checkpoint FILE | --game G [--blocks B] [--filters F] "
        "[--seed S]) [--max_batch N] [--max_delay_us N] [--workers N] [--metrics_listen ADDR] "
-       "[--model_service ADDR]",
+       "[--model_service ADDR] [--device cpu|cuda|cuda:N|auto] [--precision auto|fp32|bf16|fp16] "
+       "[--cuda_graphs=true|false]",
        {"listen", "checkpoint", "game", "blocks", "filters", "seed", "max_batch", "max_delay_us",
-        "workers", "metrics_listen", "model_service"},
+        "workers", "metrics_listen", "model_service", "device", "precision", "cuda_graphs"},
        RunInference},
   };
 }

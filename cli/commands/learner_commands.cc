@@ -50,7 +50,6 @@ ABSL_FLAG(double, weight_decay, -1,
           "(decoupled)");
 ABSL_FLAG(int64_t, max_steps, 0, "learner: stop after this many steps in total (0: never)");
 ABSL_FLAG(int, threads, 0, "learner: LibTorch intra-op threads (0: all cores)");
-ABSL_FLAG(std::string, device, "auto", "learner: cpu, cuda, cuda:N or auto");
 
 namespace zf::cli {
 namespace {

@@ -540,16 +540,22 @@ absl::Status RunRun(const std::vector<std::string>& args) {
 
   // 3. The inference server, from the learner's newest checkpoint, following the model service.
   const std::string latest = dir + "/checkpoints/latest";
-  ZF_ASSIGN_OR_RETURN(ServingModel first,
-                      LoadServingModel(latest, game.name, shape, 0, config.max_batch, 1));
+  const ServingModelOptions serving{.checkpoint = latest,
+                                    .game = game.name,
+                                    .shape = shape,
+                                    .max_batch = config.max_batch,
+                                    .intra_op_threads = 1,
+                                    .concurrency = 2};
+  ZF_ASSIGN_OR_RETURN(ServingModel first, LoadServingModel(serving));
   inference::InferenceServer::Options io;
   io.listen_address = "127.0.0.1:0";
   io.backend = first.backend;
   io.game = game.name;
-  io.loader = [game_name = game.name, shape, max_batch = config.max_batch](
-                  const std::string& path) -> absl::StatusOr<std::shared_ptr<inference::Backend>> {
-    ZF_ASSIGN_OR_RETURN(ServingModel model,
-                        LoadServingModel(path, game_name, shape, 0, max_batch, 1));
+  io.loader =
+      [serving](const std::string& path) -> absl::StatusOr<std::shared_ptr<inference::Backend>> {
+    ServingModelOptions options = serving;
+    options.checkpoint = path;
+    ZF_ASSIGN_OR_RETURN(ServingModel model, LoadServingModel(options));
     return model.backend;
   };
   io.batcher.max_batch = config.max_batch;

@@ -15,6 +15,7 @@
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
 #include <c10/util/Exception.h>
 
 #include <cstdint>
@@ -54,6 +55,17 @@ const NetworkShape& ShapeOf(const ResidualNetImpl& net);
 // statistics and writes nothing, so concurrent Forward calls are safe.
 // Returns: ResourceExhausted if the device is out of memory; Internal for other errors.
 absl::Status PrepareForInference(ResidualNetImpl& net, c10::Device device);
+
+// A copy of `net` for inference only: on `device`, with floating-point parameters and buffers
+// in `dtype` (kFloat, kBFloat16 or kHalf), 4-D weights in channels-last layout when
+// `channels_last` (tensor cores read NHWC without a transpose), in eval mode. `net` is not
+// changed, so it can keep float32 master weights (for Save) while the copy serves.
+// Returns: InvalidArgument for another dtype; ResourceExhausted if the device is out of memory;
+// Internal for other LibTorch errors.
+absl::StatusOr<std::shared_ptr<ResidualNetImpl>> CopyForInference(const ResidualNetImpl& net,
+                                                                  c10::Device device,
+                                                                  c10::ScalarType dtype,
+                                                                  bool channels_last);
 
 // uint8 planes [N, C, H, W] (on any device) to the network's float input on the same device,
 // values unchanged. The conversion runs where the tensor is: copy uint8 to a GPU first (4x

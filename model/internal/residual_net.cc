@@ -153,6 +153,43 @@ NetworkOutput Forward(ResidualNetImpl& net, const torch::Tensor& input) {
   return net.forward(input);
 }
 
+absl::StatusOr<std::shared_ptr<ResidualNetImpl>> CopyForInference(const ResidualNetImpl& net,
+                                                                  c10::Device device,
+                                                                  c10::ScalarType dtype,
+                                                                  bool channels_last) {
+  if (dtype != at::kFloat && dtype != at::kBFloat16 && dtype != at::kHalf) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "inference dtype must be float32, bfloat16 or float16, got ", c10::toString(dtype)));
+  }
+  return TorchCall(absl::StatusCode::kInternal,
+                   absl::StrCat("copying the network to ", device.str()),
+                   [&]() -> absl::StatusOr<std::shared_ptr<ResidualNetImpl>> {
+                     auto copy = std::make_shared<ResidualNetImpl>(net.shape());
+                     {
+                       at::NoGradGuard no_grad;
+                       auto src = NamedState(net);
+                       auto dst = NamedState(*copy);
+                       for (size_t i = 0; i < src.size(); ++i) dst[i].second.copy_(src[i].second);
+                     }
+                     copy->to(device);
+                     {
+                       // Module::to(dtype) would also turn batch norm's int64 step counters into
+                       // floats.
+                       at::NoGradGuard no_grad;
+                       for (auto& [name, t] : NamedState(*copy)) {
+                         if (!t.is_floating_point()) continue;
+                         torch::Tensor converted = t.to(dtype);
+                         if (channels_last && converted.dim() == 4) {
+                           converted = converted.contiguous(at::MemoryFormat::ChannelsLast);
+                         }
+                         t.set_data(converted);
+                       }
+                     }
+                     copy->eval();
+                     return copy;
+                   });
+}
+
 absl::StatusOr<std::string> SerializeWeights(const ResidualNetImpl& net) {
   return TorchCall(absl::StatusCode::kInternal, "serializing the weights",
                    [&]() -> absl::StatusOr<std::string> {
