@@ -319,6 +319,10 @@ void Batcher::WorkerLoop() {
     }
 
     const absl::Time start = clock_->Now();
+    {
+      absl::MutexLock lock(&mu_);
+      if (forward_passes_running_++ == 0) busy_since_ = start;
+    }
     absl::Status status = backend->Run(input, rows, policy_logits, wdl);
     const absl::Time end = clock_->Now();
     if (!status.ok()) {
@@ -338,6 +342,8 @@ void Batcher::WorkerLoop() {
       --batches_in_flight_;
       ++batches_completed_;
       if (status.ok()) rows_evaluated_ += rows;
+      compute_time_ += end - start;
+      if (--forward_passes_running_ == 0) busy_time_ += end - busy_since_;
     }
     row = 0;
     for (const Slice& slice : slices) {
@@ -424,6 +430,10 @@ Batcher::Stats Batcher::stats() const {
   stats.requests_completed = requests_completed_;
   stats.workers_awaiting_delay = workers_awaiting_delay_;
   stats.model_version = backend_->version();
+  stats.compute_seconds = absl::ToDoubleSeconds(compute_time_);
+  stats.busy_seconds = absl::ToDoubleSeconds(busy_time_);
+  if (forward_passes_running_ > 0)
+    stats.busy_seconds += absl::ToDoubleSeconds(clock_->Now() - busy_since_);
   return stats;
 }
 

@@ -134,6 +134,11 @@ class Batcher {
     // holds fewer than max_batch rows): lets a FakeClock test know the batcher is parked.
     int workers_awaiting_delay = 0;
     int64_t model_version = 0;  // version of the current backend
+    // Backend::Run time summed over batches (exceeds wall time when runs overlap), and the
+    // wall time during which at least one Run was in progress: busy_seconds / elapsed time is
+    // the duty cycle of the device (the share of time a forward pass is in flight).
+    double compute_seconds = 0;
+    double busy_seconds = 0;
   };
 
   // Validates the options and starts the workers.
@@ -212,6 +217,10 @@ class Batcher {
   int64_t rows_evaluated_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t requests_completed_ ABSL_GUARDED_BY(mu_) = 0;
   int workers_awaiting_delay_ ABSL_GUARDED_BY(mu_) = 0;
+  int forward_passes_running_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Time busy_since_ ABSL_GUARDED_BY(mu_);
+  absl::Duration busy_time_ ABSL_GUARDED_BY(mu_);
+  absl::Duration compute_time_ ABSL_GUARDED_BY(mu_);
 
   // Serializes joining the workers between concurrent Close calls. Never held with mu_.
   absl::Mutex join_mu_ ABSL_ACQUIRED_BEFORE(mu_);

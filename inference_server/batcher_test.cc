@@ -336,6 +336,29 @@ TEST_F(BatcherTest, TwoBatchesAreInFlightAtOnce) {
   EXPECT_THAT(backend->BatchSizes(), ElementsAre(2, 2, 2));
 }
 
+TEST_F(BatcherTest, BusyTimeCountsOverlappingForwardPassesOnce) {
+  auto backend = MakeBackend(/*version=*/1);
+  backend->PauseRuns();
+  ASSERT_OK_AND_ASSIGN(
+      auto batcher,
+      Make({.backend = backend, .max_batch = 2, .max_delay = absl::Hours(1), .num_workers = 2}));
+  const auto a = RandomPlanes(2, 1), b = RandomPlanes(2, 2);
+  Outcome oa, ob;
+  ASSERT_OK(batcher->Submit(a, 2, oa.Callback()));
+  ASSERT_OK(batcher->Submit(b, 2, ob.Callback()));
+  ASSERT_TRUE(WaitFor([&] { return backend->NumBlockedRuns() == 2; }));
+  clock_.AdvanceTime(absl::Milliseconds(10));
+  EXPECT_DOUBLE_EQ(batcher->stats().busy_seconds, 0.010) << "counted while in flight";
+  backend->ResumeRuns();
+  ASSERT_TRUE(oa.Wait() && ob.Wait());
+  ASSERT_TRUE(WaitFor([&] { return batcher->stats().batches_completed == 2; }));
+  // Two 10 ms passes side by side: 20 ms of compute in 10 ms of busy wall time.
+  EXPECT_DOUBLE_EQ(batcher->stats().compute_seconds, 0.020);
+  EXPECT_DOUBLE_EQ(batcher->stats().busy_seconds, 0.010);
+  clock_.AdvanceTime(absl::Milliseconds(5));
+  EXPECT_DOUBLE_EQ(batcher->stats().busy_seconds, 0.010) << "idle time is not busy";
+}
+
 TEST_F(BatcherTest, ManyConcurrentSubmittersEachGetTheirOwnAnswers) {
   auto backend = MakeBackend(/*version=*/5);
   ASSERT_OK_AND_ASSIGN(auto batcher, Batcher::Create({.backend = backend,

@@ -341,4 +341,14 @@ bool CudaAvailable() {
 #endif
 }
 
+std::string CudaDeviceName(int index) {
+#if ZF_WITH_CUDA
+  if (!CudaAvailable()) return "";
+  return internal::CudaDeviceName(index);
+#else
+  (void)index;
+  return "";
+#endif
+}
+
 }  // namespace zf::model

@@ -167,4 +167,8 @@ int IntraOpThreads();
 // True when this build's LibTorch has CUDA and a CUDA device is visible.
 bool CudaAvailable();
 
+// The name of CUDA device `index` as the driver reports it (e.g. "NVIDIA H100 80GB HBM3"), or
+// "" where there is no such device or this build has no CUDA.
+std::string CudaDeviceName(int index);
+
 }  // namespace zf::model

@@ -40,6 +40,16 @@ absl::Status NetworkShape::Validate() const {
   return absl::OkStatus();
 }
 
+int64_t NetworkShape::ForwardFlops() const {
+  const int64_t hw = int64_t{board_height} * board_width;
+  const int64_t f = filters;
+  int64_t macs = 9 * int64_t{input_channels} * f * hw;  // stem 3x3
+  macs += int64_t{blocks} * 2 * 9 * f * f * hw;         // two 3x3 convolutions per block
+  macs += f * 2 * hw + 2 * hw * num_actions;            // policy: 1x1 to 2 planes, linear
+  macs += f * hw + hw * value_hidden + int64_t{value_hidden} * 3;  // value head
+  return 2 * macs;
+}
+
 std::string NetworkShape::DebugString() const {
   return absl::StrCat(input_channels, "x", board_height, "x", board_width, " -> ", num_actions,
                       " actions, ", blocks, " blocks x ", filters, " filters, value hidden ",

@@ -53,6 +53,11 @@ struct NetworkShape {
   // Number of input bytes of one position: input_channels * board_height * board_width.
   int64_t PlaneSize() const { return int64_t{input_channels} * board_height * board_width; }
 
+  // Floating-point operations of one position's forward pass (a multiply-add counts 2):
+  // convolutions and linear layers, which are all but a sliver of the work; batch norm,
+  // ReLU and softmax are left out. For "share of the GPU's peak" figures.
+  int64_t ForwardFlops() const;
+
   // One line, e.g. "3x6x7 -> 7 actions, 4 blocks x 64 filters, value hidden 64".
   std::string DebugString() const;
 

@@ -28,6 +28,19 @@ TEST(NetworkShapeTest, DefaultsAreTheSmallNetwork) {
   EXPECT_EQ(shape.DebugString(), "3x6x7 -> 7 actions, 4 blocks x 64 filters, value hidden 64");
 }
 
+TEST(NetworkShapeTest, ForwardFlopsCountsConvolutionsAndLinearLayers) {
+  const NetworkShape s{.input_channels = 2,
+                       .board_height = 3,
+                       .board_width = 3,
+                       .num_actions = 10,
+                       .blocks = 1,
+                       .filters = 4,
+                       .value_hidden = 5};
+  // Multiply-adds: stem 9*2*4*9 = 648; block 2*9*4*4*9 = 2592; policy 4*2*9 + 18*10 = 252;
+  // value 4*9 + 9*5 + 5*3 = 96. Two flops each.
+  EXPECT_EQ(s.ForwardFlops(), 2 * (648 + 2592 + 252 + 96));
+}
+
 TEST(NetworkShapeTest, DefaultConstructedIsInvalid) {
   EXPECT_THAT(NetworkShape{}.Validate(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("input_channels")));

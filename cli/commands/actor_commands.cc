@@ -47,6 +47,7 @@
 extern char** environ;
 
 ABSL_DECLARE_FLAG(int, workers);
+ABSL_DECLARE_FLAG(int, max_batch);
 ABSL_DECLARE_FLAG(int, games);
 ABSL_DECLARE_FLAG(int, sims);
 ABSL_DECLARE_FLAG(std::string, out);
@@ -189,6 +190,12 @@ absl::Status RunActor(const std::vector<std::string>& args) {
       session_options.seed = 1;
     }
     session_options.intra_op_threads = 1;
+    // Batch 1, one caller: on CUDA one slot with one (batch-1) graph.
+    session_options.device = absl::GetFlag(FLAGS_device);
+    session_options.precision = absl::GetFlag(FLAGS_precision);
+    session_options.cuda_graphs = absl::GetFlag(FLAGS_cuda_graphs);
+    session_options.max_batch = 1;
+    session_options.concurrency = 1;
     ZF_ASSIGN_OR_RETURN(std::unique_ptr<model::InferenceSession> session,
                         model::InferenceSession::Create(session_options));
     evaluator = std::make_shared<LocalBatch1Evaluator>(std::move(session));
@@ -511,12 +518,25 @@ absl::Status RunBenchSelfplay(const std::vector<std::string>& args) {
   std::filesystem::create_directories(dir);
   const std::string net_flags[] = {absl::StrCat("--blocks=", blocks),
                                    absl::StrCat("--filters=", filters)};
+  // Where the networks run: the server's and every baseline process's (same device, dtype and
+  // graphs on both sides).
+  const std::string device = absl::GetFlag(FLAGS_device);
+  const std::vector<std::string> device_flags = {
+      absl::StrCat("--device=", device),
+      absl::StrCat("--precision=", absl::GetFlag(FLAGS_precision)),
+      absl::StrCat("--cuda_graphs=", absl::GetFlag(FLAGS_cuda_graphs) ? "true" : "false")};
 
   // 1. Served: one inference server process, `actors` actor processes streaming leaves to it.
-  ZF_ASSIGN_OR_RETURN(Child server, SpawnZf({"inference", "--listen=127.0.0.1:0",
-                                             absl::StrCat("--game=", config.name), net_flags[0],
-                                             net_flags[1], "--seed=1"},
-                                            dir, "server"));
+  std::vector<std::string> server_args = {
+      "inference",
+      "--listen=127.0.0.1:0",
+      absl::StrCat("--game=", config.name),
+      net_flags[0],
+      net_flags[1],
+      "--seed=1",
+      absl::StrCat("--max_batch=", absl::GetFlag(FLAGS_max_batch))};
+  server_args.insert(server_args.end(), device_flags.begin(), device_flags.end());
+  ZF_ASSIGN_OR_RETURN(Child server, SpawnZf(server_args, dir, "server"));
   int port = 0;
   const absl::Time give_up = absl::Now() + absl::Seconds(300);
   while (port == 0 && absl::Now() < give_up) {
@@ -548,19 +568,27 @@ absl::Status RunBenchSelfplay(const std::vector<std::string>& args) {
   WaitChild(server);
   if (!served.ok()) return served.status();
   served->server_peak_rss = server_rss;
+  // The server's own account at exit (its "inference_stopped" line): mean batch, duty cycle.
+  const std::string server_out = ReadText(server.out_path);
+  const size_t stopped = server_out.find("\"inference_stopped\"");
+  const std::string server_stats =
+      stopped == std::string::npos ? "" : server_out.substr(server_out.rfind('{', stopped));
+  const double mean_batch = JsonNumber(server_stats, "mean_batch");
+  const double duty_cycle = JsonNumber(server_stats, "duty_cycle");
 
   // 2. Baseline: the same number of processes, each with its own network, batch 1.
-  ZF_ASSIGN_OR_RETURN(
-      SideResult local,
-      RunActors(actors,
-                {"actor", absl::StrCat("--game=", config.name), "--local", net_flags[0],
-                 net_flags[1], "--workers=1", absl::StrCat("--sims=", sims), "--games=0", "--json"},
-                seconds, dir, "local"));
+  std::vector<std::string> local_args = {
+      "actor",       absl::StrCat("--game=", config.name), "--local",   net_flags[0], net_flags[1],
+      "--workers=1", absl::StrCat("--sims=", sims),        "--games=0", "--json"};
+  local_args.insert(local_args.end(), device_flags.begin(), device_flags.end());
+  ZF_ASSIGN_OR_RETURN(SideResult local, RunActors(actors, local_args, seconds, dir, "local"));
   std::filesystem::remove_all(dir);
 
   auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
   const std::string cpu = CpuName();
   const unsigned cores = std::thread::hardware_concurrency();
+  const std::string gpu = device == "cpu" ? "" : model::CudaDeviceName(0);
+  const std::string device_text = gpu.empty() ? "cpu" : gpu;
   if (absl::GetFlag(FLAGS_json)) {
     auto side = [&](const SideResult& r, bool with_server) {
       std::string s = absl::StrFormat(
@@ -568,15 +596,19 @@ absl::Status RunBenchSelfplay(const std::vector<std::string>& args) {
           "\"leaf_evals_per_sec\": %.1f, \"actor_peak_rss_bytes\": [%s]",
           r.games, r.games_per_sec, r.moves_per_sec, r.leaf_evals_per_sec,
           RssList(r.actor_peak_rss, true));
-      if (with_server) absl::StrAppend(&s, ", \"server_peak_rss_bytes\": ", r.server_peak_rss);
+      if (with_server) {
+        absl::StrAppend(&s, ", \"server_peak_rss_bytes\": ", r.server_peak_rss,
+                        absl::StrFormat(", \"mean_batch\": %.2f, \"duty_cycle\": %.4f", mean_batch,
+                                        duty_cycle));
+      }
       return s + "}";
     };
     std::cout << "{\"benchmark\": \"selfplay\", \"game\": " << JsonString(config.name)
               << ", \"network\": " << JsonString(shape.DebugString()) << ", \"blocks\": " << blocks
               << ", \"filters\": " << filters << ", \"actors\": " << actors
               << ", \"sims\": " << sims << ", \"games_per_worker\": " << games_per_worker
-              << ", \"seconds\": " << seconds
-              << ", \"device\": \"cpu\", \"cpu\": " << JsonString(cpu) << ", \"cores\": " << cores
+              << ", \"seconds\": " << seconds << ", \"device\": " << JsonString(device_text)
+              << ", \"cpu\": " << JsonString(cpu) << ", \"cores\": " << cores
               << ", \"served\": " << side(*served, true) << ", \"baseline\": " << side(local, false)
               << absl::StrFormat(
                      ", \"ratio\": {\"games\": %.2f, \"moves\": %.2f, \"leaf_evals\": %.2f}}",
@@ -587,13 +619,13 @@ absl::Status RunBenchSelfplay(const std::vector<std::string>& args) {
   } else {
     std::cout << absl::StrFormat(
         "Self-play, %s, network %s, %d actor processes, %d sims (full search), %.0f s each, "
-        "CPU: %s (%u cores)\n"
+        "CPU: %s (%u cores), networks on %s; served: mean batch %.1f, duty cycle %.0f%%\n"
         "%-34s %10s %10s %14s  %s\n"
         "%-34s %10.3f %10.1f %14.1f  actors %s; server %.0f\n"
         "%-34s %10.3f %10.1f %14.1f  actors %s\n"
         "%-34s %10.2f %10.2f %14.2f\n",
-        config.name, shape.DebugString(), actors, sims, seconds, cpu, cores, "", "games/s",
-        "moves/s", "leaf evals/s", "peak RSS (MiB)",
+        config.name, shape.DebugString(), actors, sims, seconds, cpu, cores, device_text,
+        mean_batch, 100 * duty_cycle, "", "games/s", "moves/s", "leaf evals/s", "peak RSS (MiB)",
         absl::StrCat("served (1 server, ", games_per_worker, " games/actor)"),
         served->games_per_sec, served->moves_per_sec, served->leaf_evals_per_sec,
         RssList(served->actor_peak_rss, false), served->server_peak_rss / 1048576.0,
@@ -616,7 +648,8 @@ std::vector<Command> ActorCommands() {
        "[--games_per_worker N] [--sims N] [--games N (0 = until SIGINT/SIGTERM)] "
        "[--metrics_listen ADDR] [--seed S] [--json]",
        {"game", "inference", "out", "replay", "workers", "games_per_worker", "sims", "games",
-        "metrics_listen", "seed", "json", "local", "checkpoint", "blocks", "filters"},
+        "metrics_listen", "seed", "json", "local", "checkpoint", "blocks", "filters", "device",
+        "precision", "cuda_graphs"},
        RunActor},
       {"games",
        "'dump FILE': print every game record of a .zfgames file",

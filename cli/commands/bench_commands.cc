@@ -19,6 +19,9 @@ ABSL_FLAG(int, baseline_threads, 8,
           "bench inference: threads of the batch-1 baseline, each with its own model (1..256)");
 ABSL_FLAG(int, intra_op_threads, 1, "bench inference: LibTorch intra-op threads (1..256)");
 ABSL_FLAG(int, inserters, 16, "bench replay: threads inserting games (1..256)");
+ABSL_FLAG(double, peak_tflops, 0,
+          "bench inference: the device's peak TFLOP/s in the precision used (0: known GPUs by "
+          "name)");
 
 ABSL_DECLARE_FLAG(int, max_batch);
 ABSL_DECLARE_FLAG(int64_t, capacity);
@@ -27,8 +30,9 @@ ABSL_DECLARE_FLAG(double, seconds);
 namespace zf::cli {
 
 std::vector<std::string> BenchFlags() {
-  return {"blocks",           "filters",          "max_batch", "streams",   "rows", "in_flight",
-          "baseline_threads", "intra_op_threads", "capacity",  "inserters", "dir"};
+  return {"blocks",    "filters",          "max_batch",        "streams",     "rows",
+          "in_flight", "baseline_threads", "intra_op_threads", "capacity",    "inserters",
+          "dir",       "device",           "precision",        "cuda_graphs", "peak_tflops"};
 }
 
 absl::Status RunBenchInference() {
@@ -43,6 +47,10 @@ absl::Status RunBenchInference() {
   options.baseline_threads = absl::GetFlag(FLAGS_baseline_threads);
   options.intra_op_threads = absl::GetFlag(FLAGS_intra_op_threads);
   options.seconds = absl::GetFlag(FLAGS_seconds);
+  options.device = absl::GetFlag(FLAGS_device);
+  options.precision = absl::GetFlag(FLAGS_precision);
+  options.cuda_graphs = absl::GetFlag(FLAGS_cuda_graphs);
+  options.peak_tflops = absl::GetFlag(FLAGS_peak_tflops);
   ZF_RETURN_IF_ERROR(options.Validate());
   ZF_ASSIGN_OR_RETURN(inference::InferenceBenchResult result,
                       inference::RunInferenceBench(options));

@@ -17,6 +17,8 @@
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "cli/common_flags.h"
 #include "cli/serving_model.h"
@@ -138,6 +140,7 @@ absl::Status RunInference(const std::vector<std::string>& args) {
             << " version " << server->model_version() << " on port " << server->port();
   if (server->metrics_port() != 0) std::cout << ", metrics on port " << server->metrics_port();
   std::cout << std::endl;
+  const absl::Time serving_since = absl::Now();
 
   std::unique_ptr<inference::ModelWatcher> watcher;
   if (const std::string address = absl::GetFlag(FLAGS_model_service); !address.empty()) {
@@ -173,6 +176,21 @@ absl::Status RunInference(const std::vector<std::string>& args) {
   }
   if (watcher != nullptr) watcher->Stop();
   server->Shutdown();
+  // What the device did while serving, for `zf bench selfplay` and operators: mean batch and
+  // duty cycle (share of the wall time with a forward pass in flight).
+  const inference::Batcher::Stats stats = server->batcher().stats();
+  const double wall = absl::ToDoubleSeconds(absl::Now() - serving_since);
+  std::cout << absl::StrFormat(
+                   "{\"event\": \"inference_stopped\", \"seconds\": %.3f, \"batches\": %d, "
+                   "\"rows\": %d, \"mean_batch\": %.2f, \"compute_seconds\": %.3f, "
+                   "\"busy_seconds\": %.3f, \"duty_cycle\": %.4f}",
+                   wall, stats.batches_completed, stats.rows_evaluated,
+                   stats.batches_completed > 0
+                       ? static_cast<double>(stats.rows_evaluated) / stats.batches_completed
+                       : 0.0,
+                   stats.compute_seconds, stats.busy_seconds,
+                   wall > 0 ? stats.busy_seconds / wall : 0.0)
+            << std::endl;
   ZF_LOG(INFO) << "inference: stopped";
   return absl::OkStatus();
 }

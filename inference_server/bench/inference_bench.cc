@@ -62,15 +62,33 @@ std::string Json(absl::string_view s) {
   return out + "\"";
 }
 
+// A network on the benchmark's device; `max_batch` and `callers` size its CUDA slots.
 absl::StatusOr<std::shared_ptr<model::InferenceSession>> Session(const model::NetworkShape& shape,
-                                                                 int threads) {
+                                                                 const InferenceBenchOptions& f,
+                                                                 int threads, int max_batch,
+                                                                 int callers) {
   model::InferenceSession::Options o;
   o.shape = shape;
   o.seed = 1;
   o.intra_op_threads = threads;
+  o.device = f.device;
+  o.precision = f.precision;
+  o.cuda_graphs = f.cuda_graphs;
+  o.max_batch = max_batch;
+  o.concurrency = callers;
   ZF_ASSIGN_OR_RETURN(std::unique_ptr<model::InferenceSession> session,
                       model::InferenceSession::Create(o));
   return std::shared_ptr<model::InferenceSession>(std::move(session));
+}
+
+// Dense peak of the GPUs we measure on, from NVIDIA's data sheets (TFLOP/s, without
+// sparsity): bf16/fp16 tensor cores, and TF32 for fp32 precision. 0: unknown.
+double PeakTflops(const std::string& gpu, const std::string& precision) {
+  const bool half = precision == "bf16" || precision == "fp16";
+  if (absl::StrContains(gpu, "H100") && absl::StrContains(gpu, "PCIe")) return half ? 756 : 378;
+  if (absl::StrContains(gpu, "H100") || absl::StrContains(gpu, "H200")) return half ? 989 : 494;
+  if (absl::StrContains(gpu, "A100")) return half ? 312 : 156;
+  return 0;
 }
 
 std::vector<uint8_t> Planes(int rows, int64_t plane_size, uint64_t seed) {
@@ -142,13 +160,17 @@ absl::StatusOr<InferenceBenchResult> RunInferenceBench(const InferenceBenchOptio
   result.options = f;
   result.game = config.name;
   result.shape = shape.DebugString();
-  result.device = "cpu";
   result.cpu_model = CpuModel();
+  result.flops_per_position = shape.ForwardFlops();
   result.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
   // (1) raw forward throughput by batch size.
   ZF_ASSIGN_OR_RETURN(std::shared_ptr<model::InferenceSession> session,
-                      Session(shape, f.intra_op_threads));
+                      Session(shape, f, f.intra_op_threads, f.max_batch, kWorkers));
+  const std::string gpu = session->device() == "cpu" ? "" : model::CudaDeviceName(0);
+  result.device = gpu.empty() ? session->device() : gpu;
+  result.precision = session->precision();
+  result.peak_tflops = f.peak_tflops > 0 ? f.peak_tflops : PeakTflops(gpu, result.precision);
   for (int b = 1; b <= f.max_batch; b *= 2) {
     ZF_ASSIGN_OR_RETURN(double v,
                         RawThroughput(*session, b, std::max(1.0, f.seconds / 2), kWorkers));
@@ -236,7 +258,8 @@ absl::StatusOr<InferenceBenchResult> RunInferenceBench(const InferenceBenchOptio
   // (3) baseline: P threads, each its own model copy, batch 1, one intra-op thread.
   std::vector<std::shared_ptr<model::InferenceSession>> copies;
   for (int p = 0; p < f.baseline_threads; ++p) {
-    ZF_ASSIGN_OR_RETURN(std::shared_ptr<model::InferenceSession> copy, Session(shape, 1));
+    ZF_ASSIGN_OR_RETURN(std::shared_ptr<model::InferenceSession> copy,
+                        Session(shape, f, /*threads=*/1, /*max_batch=*/1, /*callers=*/1));
     copies.push_back(std::move(copy));
   }
   std::atomic<int64_t> baseline_rows{0};
@@ -267,17 +290,23 @@ std::string FormatInferenceBenchJson(const InferenceBenchResult& r) {
   const InferenceBenchOptions& f = r.options;
   std::string raw_json;
   for (const auto& [b, v] : r.raw) {
+    const double tflops = v * static_cast<double>(r.flops_per_position) * 1e-12;
     absl::StrAppend(&raw_json, raw_json.empty() ? "" : ", ", "{\"batch\": ", b,
-                    ", \"evals_per_sec\": ", absl::StrFormat("%.1f", v), "}");
+                    ", \"evals_per_sec\": ", absl::StrFormat("%.1f", v),
+                    ", \"tflops\": ", absl::StrFormat("%.4f", tflops), ", \"peak_share\": ",
+                    r.peak_tflops > 0 ? absl::StrFormat("%.5f", tflops / r.peak_tflops) : "null",
+                    "}");
   }
   return absl::StrFormat(
-      "{\"device\": %s, \"cpu\": %s, \"cores\": %d, \"intra_op_threads\": %d, \"game\": %s, "
+      "{\"device\": %s, \"precision\": %s, \"cuda_graphs\": %s, \"flops_per_position\": %d, "
+      "\"peak_tflops\": %.1f, \"cpu\": %s, \"cores\": %d, \"intra_op_threads\": %d, \"game\": %s, "
       "\"shape\": %s, \"blocks\": %d, \"filters\": %d, \"raw\": [%s], \"streams\": %d, "
       "\"rows_per_request\": %d, \"in_flight\": %d, \"max_batch\": %d, \"seconds\": %.3f, "
       "\"evals_per_sec\": %.1f, \"mean_batch\": %.2f, \"p50_ms\": %.3f, \"p99_ms\": %.3f, "
       "\"serving_efficiency\": %.3f, \"efficiency_at_batch\": %d, \"baseline_threads\": %d, "
       "\"baseline_evals_per_sec\": %.1f, \"batching_speedup\": %.2f}\n",
-      Json(r.device), Json(r.cpu_model), r.cores, f.intra_op_threads, Json(r.game), Json(r.shape),
+      Json(r.device), Json(r.precision), f.cuda_graphs ? "true" : "false", r.flops_per_position,
+      r.peak_tflops, Json(r.cpu_model), r.cores, f.intra_op_threads, Json(r.game), Json(r.shape),
       f.blocks, f.filters, raw_json, f.streams, f.rows, f.in_flight, f.max_batch, f.seconds,
       r.evals_per_sec, r.mean_batch, r.p50_ms, r.p99_ms, r.serving_efficiency,
       r.efficiency_at_batch, f.baseline_threads, r.baseline_evals_per_sec, r.batching_speedup);
@@ -287,8 +316,17 @@ std::string FormatInferenceBenchTable(const InferenceBenchResult& r) {
   const InferenceBenchOptions& f = r.options;
   std::string out = absl::StrFormat("%s, %s\n%s (%s), %d cores, %d intra-op threads\n", r.game,
                                     r.shape, r.device, r.cpu_model, r.cores, f.intra_op_threads);
-  absl::StrAppend(&out, "(1) raw forward pass\n  batch  evals/s\n");
-  for (const auto& [b, v] : r.raw) absl::StrAppend(&out, absl::StrFormat("  %5d  %8.1f\n", b, v));
+  absl::StrAppend(&out, absl::StrFormat("(1) raw forward pass, %s, %.2f MFLOP/position\n"
+                                        "  batch  evals/s      TFLOP/s  share of peak\n",
+                                        r.precision, r.flops_per_position * 1e-6));
+  for (const auto& [b, v] : r.raw) {
+    const double tflops = v * static_cast<double>(r.flops_per_position) * 1e-12;
+    absl::StrAppend(
+        &out,
+        absl::StrFormat("  %5d  %11.1f  %7.3f  %s\n", b, v, tflops,
+                        r.peak_tflops > 0 ? absl::StrFormat("%.2f%%", 100 * tflops / r.peak_tflops)
+                                          : std::string("-")));
+  }
   absl::StrAppend(
       &out, absl::StrFormat("(2) served: %d streams x %d in flight x %d rows: %.1f evals/s, mean "
                             "batch %.2f, p50 %.2f ms, p99 %.2f ms, serving efficiency %.2f (vs "

@@ -34,6 +34,13 @@ struct InferenceBenchOptions {
   int baseline_threads = 8;  // P
   int intra_op_threads = 1;  // of the raw and served network (process-wide)
   double seconds = 3;        // measuring window of (2) and (3); (1) uses max(1, seconds/2)
+  // Where every network of the benchmark runs, and how (model::InferenceSession::Options).
+  std::string device = "cpu";
+  std::string precision = "auto";
+  bool cuda_graphs = true;
+  // The device's peak rate in the arithmetic used, TFLOP/s, for the "share of peak" column;
+  // 0: looked up from the GPU's name for H100/H200/A100 (dense bf16), else not reported.
+  double peak_tflops = 0;
 
   // Returns: OK; InvalidArgument naming the field and value.
   absl::Status Validate() const;
@@ -41,10 +48,13 @@ struct InferenceBenchOptions {
 
 struct InferenceBenchResult {
   InferenceBenchOptions options;
-  std::string game;       // canonical game name
-  std::string shape;      // NetworkShape::DebugString()
-  std::string device;     // "cpu"
-  std::string cpu_model;  // /proc/cpuinfo "model name"
+  std::string game;                // canonical game name
+  std::string shape;               // NetworkShape::DebugString()
+  std::string device;              // "cpu", or the GPU's name
+  std::string precision;           // of the networks: fp32, bf16, fp16
+  int64_t flops_per_position = 0;  // NetworkShape::ForwardFlops()
+  double peak_tflops = 0;          // 0: unknown
+  std::string cpu_model;           // /proc/cpuinfo "model name"
   int cores = 0;
   std::vector<std::pair<int, double>> raw;  // (batch, evals/s)
   double evals_per_sec = 0;                 // (2)
@@ -63,8 +73,10 @@ absl::StatusOr<InferenceBenchResult> RunInferenceBench(const InferenceBenchOptio
 
 // Human-readable table, several lines ending in '\n'.
 std::string FormatInferenceBenchTable(const InferenceBenchResult& result);
-// One JSON object and '\n'. Fields: device, cpu, cores, intra_op_threads, game, shape, blocks,
-// filters, raw[{batch, evals_per_sec}], streams, rows_per_request, in_flight, max_batch,
+// One JSON object and '\n'. Fields: device, precision, cuda_graphs, cpu, cores,
+// intra_op_threads, game, shape, blocks, filters, flops_per_position, peak_tflops,
+// raw[{batch, evals_per_sec, tflops, peak_share}] (peak_share null when the peak is unknown),
+// streams, rows_per_request, in_flight, max_batch,
 // evals_per_sec, mean_batch, p50_ms, p99_ms, serving_efficiency, efficiency_at_batch,
 // baseline_threads, baseline_evals_per_sec, batching_speedup, seconds.
 std::string FormatInferenceBenchJson(const InferenceBenchResult& result);

@@ -1,6 +1,7 @@
 // learner_bench: training throughput of the learner on this machine.
 //
-//   learner_bench [STEPS [BATCH [SHARDS [THREADS]]]]     defaults: 50 256 2 0 (0: all cores)
+//   learner_bench [STEPS [BATCH [SHARDS [THREADS [DEVICE]]]]]
+//                                        defaults: 50 256 2 0 (0: all cores) cpu (or cuda, auto)
 //
 // 1. Compute only: Trainer::Step on one fixed batch, repeated (no data path): steps/s and
 //    samples/s of the default Connect Four network (4 blocks x 64 filters).
@@ -79,6 +80,7 @@ int main(int argc, char** argv) {
   const int batch = argc > 2 ? std::atoi(argv[2]) : 256;
   const int shards = argc > 3 ? std::atoi(argv[3]) : 2;
   int threads = argc > 4 ? std::atoi(argv[4]) : 0;
+  const std::string device = argc > 5 ? argv[5] : "cpu";
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const zf::model::NetworkShape shape = zf::model::NetworkShapeForGame(zf::games::ConnectFour());
   std::mt19937_64 rng(1);
@@ -87,9 +89,9 @@ int main(int argc, char** argv) {
   t.game = "connect4";
   t.shape = shape;
   t.intra_op_threads = threads;
-  t.device = "cpu";
-  std::printf("learner_bench: %s, batch %d, %d LibTorch threads, %d steps\n",
-              shape.DebugString().c_str(), batch, threads, steps);
+  t.device = device;
+  std::printf("learner_bench: %s, batch %d, %d LibTorch threads, %d steps, device %s\n",
+              shape.DebugString().c_str(), batch, threads, steps, device.c_str());
 
   // 1. Compute only.
   double compute_steps_per_s = 0;
@@ -115,6 +117,11 @@ int main(int argc, char** argv) {
     for (int i = 0; i < steps; ++i) {
       absl::StatusOr<zf::learner::StepResult> r = (*trainer)->Step(b);
       if (!r.ok()) return Fail(r.status());
+    }
+    // On CUDA Step only queues work (losses are read every report_every steps): one Evaluate
+    // reads a loss, i.e. waits for every queued step, before the clock stops.
+    if (absl::StatusOr<zf::learner::StepResult> r = (*trainer)->Evaluate(b); !r.ok()) {
+      return Fail(r.status());
     }
     const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
     compute_steps_per_s = steps / seconds;
@@ -178,10 +185,11 @@ int main(int argc, char** argv) {
       shards, stats.steps_this_run / seconds, stats.samples_this_run / seconds, 100 * wait_share,
       seconds);
   std::printf(
-      "{\"network\":\"%s\",\"batch\":%d,\"threads\":%d,\"compute_steps_per_s\":%.3f,"
+      "{\"network\":\"%s\",\"device\":\"%s\",\"batch\":%d,\"threads\":%d,"
+      "\"compute_steps_per_s\":%.3f,"
       "\"learner_steps_per_s\":%.3f,\"learner_samples_per_s\":%.1f,\"data_wait_share\":%.4f,"
       "\"shards\":%d}\n",
-      shape.DebugString().c_str(), batch, threads, compute_steps_per_s,
+      shape.DebugString().c_str(), device.c_str(), batch, threads, compute_steps_per_s,
       stats.steps_this_run / seconds, stats.samples_this_run / seconds, wait_share, shards);
   learner->reset();
   servers.clear();

@@ -6,6 +6,7 @@
 #include "model/internal/cuda_runner.h"
 
 #include <ATen/core/Tensor.h>
+#include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <ATen/ops/cat.h>
@@ -66,6 +67,15 @@ std::vector<int> BatchBuckets(int max_batch) {
   for (int b = 1; b < max_batch; b *= 2) buckets.push_back(b);
   buckets.push_back(max_batch);
   return buckets;
+}
+
+std::string CudaDeviceName(int index) {
+  try {
+    if (index < 0 || index >= static_cast<int>(at::cuda::device_count())) return "";
+    return at::cuda::getDeviceProperties(static_cast<c10::DeviceIndex>(index))->name;
+  } catch (...) {
+    return "";
+  }
 }
 
 struct CudaRunner::State {

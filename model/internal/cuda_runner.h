@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -52,6 +53,9 @@ struct CudaRunnerOptions {
 
 // The batch buckets Run pads to: 1, 2, 4, ... below max_batch, and max_batch.
 std::vector<int> BatchBuckets(int max_batch);
+
+// The driver's name of CUDA device `index`, or "" if there is none.
+std::string CudaDeviceName(int index);
 
 class CudaRunner {
  public:
