@@ -235,14 +235,16 @@ DeviceBatch Trainer::Impl::Upload(const zerofleet::v1::SampleBatch& batch,
     std::memcpy(host + policy_bytes + value_bytes, batch.planes().data(), plane_bytes);
     std::memcpy(host + policy_bytes + value_bytes + plane_bytes, batch.policy_mask().data(),
                 mask_bytes);
-    // Allocated on the compute stream, which waits for the upload below: the block is not
-    // reused before the step that reads it has run.
-    torch::Tensor block =
-        torch::empty({total}, torch::TensorOptions().dtype(torch::kUInt8).device(device));
     const c10::cuda::CUDAStream compute = c10::cuda::getCurrentCUDAStream(device.index());
+    torch::Tensor block;
     {
+      // Allocated on the upload stream and marked as used by the compute stream, so the caching
+      // allocator reuses it only once the step that reads it has run, however far the host runs
+      // ahead of the GPU (up to report_every steps).
       c10::cuda::CUDAStreamGuard guard(*upload_stream);
+      block = torch::empty({total}, torch::TensorOptions().dtype(torch::kUInt8).device(device));
       block.copy_(st.pinned.narrow(0, 0, total), /*non_blocking=*/true);
+      block.record_stream(compute);
       st.uploaded.record(*upload_stream);
     }
     st.uploaded.block(compute);

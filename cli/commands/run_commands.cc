@@ -520,6 +520,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   lo.trainer.lr.lr = config.lr;
   lo.trainer.weight_decay = 1e-4;
   lo.trainer.intra_op_threads = 1;
+  lo.trainer.device = "auto";  // the GPU where there is one (docs/gpu.md), else the CPU
   lo.sampler.shards = fleet.shard_addresses;
   lo.sampler.seed = config.seed;
   lo.batch_size = config.batch_size;

@@ -12,6 +12,7 @@
 #include <ATen/ops/cat.h>
 #include <ATen/ops/empty.h>
 #include <c10/core/InferenceMode.h>
+#include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
@@ -78,17 +79,33 @@ std::string CudaDeviceName(int index) {
   }
 }
 
+// A stream of the runner's own, not one of LibTorch's pool: the pool hands the same 32 streams
+// per device to the whole process in turn, so a second runner (a hot swap) or the learner could
+// share a stream with this one, and work queued on a stream while this runner captures a graph
+// on it would land in the graph.
+c10::cuda::CUDAStream OwnStream(c10::DeviceIndex index, std::vector<cudaStream_t>* owned) {
+  cudaStream_t raw = nullptr;
+  C10_CUDA_CHECK(cudaStreamCreateWithFlags(&raw, cudaStreamNonBlocking));
+  owned->push_back(raw);
+  return c10::cuda::getStreamFromExternal(raw, index);
+}
+
 struct CudaRunner::State {
+  std::vector<cudaStream_t> owned_streams;  // destroyed with the state
+  c10::DeviceIndex index = 0;
   std::shared_ptr<ResidualNetImpl> net;  // the dtype/channels-last copy
   NetworkShape shape;
-  c10::cuda::CUDAStream upload;
-  c10::cuda::CUDAStream download;
+  std::optional<c10::cuda::CUDAStream> upload;
+  std::optional<c10::cuda::CUDAStream> download;
   std::vector<std::unique_ptr<Slot>> slots;
 
   absl::Mutex mu;
   std::vector<int> free_slots ABSL_GUARDED_BY(mu);
 
-  State(c10::cuda::CUDAStream up, c10::cuda::CUDAStream down) : upload(up), download(down) {}
+  ~State() {
+    slots.clear();  // graphs and buffers before the streams they were used on
+    for (cudaStream_t stream : owned_streams) cudaStreamDestroy(stream);
+  }
 
   const BucketGraph& BucketFor(const Slot& slot, int batch) const {
     for (const BucketGraph& bucket : slot.buckets) {
@@ -104,8 +121,8 @@ CudaRunner::CudaRunner(CudaRunnerOptions options, std::unique_ptr<State> state)
 CudaRunner::~CudaRunner() {
   try {
     for (auto& slot : state_->slots) slot->compute.synchronize();
-    state_->upload.synchronize();
-    state_->download.synchronize();
+    state_->upload->synchronize();
+    state_->download->synchronize();
   } catch (...) {
     // A device error at shutdown: nothing left to report it to.
   }
@@ -134,9 +151,13 @@ absl::StatusOr<std::unique_ptr<CudaRunner>> CudaRunner::Create(const ResidualNet
       [&]() -> absl::StatusOr<std::unique_ptr<CudaRunner>> {
         c10::cuda::CUDAGuard device_guard(index);
         c10::InferenceMode inference_mode;
-        auto state =
-            std::make_unique<State>(c10::cuda::getStreamFromPool(/*isHighPriority=*/false, index),
-                                    c10::cuda::getStreamFromPool(/*isHighPriority=*/false, index));
+        // CopyForInference converted the weights on this thread's current stream; the runner's
+        // streams do not wait for it by themselves.
+        c10::cuda::getCurrentCUDAStream(index).synchronize();
+        auto state = std::make_unique<State>();
+        state->index = index;
+        state->upload = OwnStream(index, &state->owned_streams);
+        state->download = OwnStream(index, &state->owned_streams);
         state->net = std::move(copy);
         state->shape = shape;
         const int64_t b = options.max_batch;
@@ -147,8 +168,7 @@ absl::StatusOr<std::unique_ptr<CudaRunner>> CudaRunner::Create(const ResidualNet
         const auto pinned_f32 = at::TensorOptions().dtype(at::kFloat).pinned_memory(true);
         const auto device_u8 = at::TensorOptions().dtype(at::kByte).device(options.device);
         for (int s = 0; s < options.slots; ++s) {
-          auto slot =
-              std::make_unique<Slot>(c10::cuda::getStreamFromPool(/*isHighPriority=*/false, index));
+          auto slot = std::make_unique<Slot>(OwnStream(index, &state->owned_streams));
           slot->host_planes = at::empty(plane_sizes, pinned_u8);
           slot->host_output = at::empty({b, out_width}, pinned_f32);
           slot->device_planes = at::empty(plane_sizes, device_u8);
@@ -168,7 +188,7 @@ absl::StatusOr<std::unique_ptr<CudaRunner>> CudaRunner::Create(const ResidualNet
           // Thread-local capture: the batcher's workers may be serving the previous model on
           // the same GPU while this one is prepared (hot swap); a global capture would make
           // their CUDA calls fail.
-#if TORCH_VERSION_MAJOR >= 2
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
               bucket.graph->capture_begin(at::cuda::MempoolId_t{0, 0},
                                           cudaStreamCaptureModeThreadLocal);
 #else
@@ -212,15 +232,15 @@ absl::Status CudaRunner::Run(std::span<const uint8_t> planes, int batch,
   }
   Slot& slot = *st.slots[index];
   const absl::Status status = TorchCall(absl::StatusCode::kInternal, "CUDA forward pass", [&] {
-    c10::cuda::CUDAGuard device_guard(options_.device);
+    c10::cuda::CUDAGuard device_guard(st.index);
     c10::InferenceMode inference_mode;
     const int64_t n = batch;
     std::memcpy(slot.host_planes.data_ptr<uint8_t>(), planes.data(), planes.size());
     {
-      c10::cuda::CUDAStreamGuard guard(st.upload);
+      c10::cuda::CUDAStreamGuard guard(*st.upload);
       slot.device_planes.narrow(0, 0, n).copy_(slot.host_planes.narrow(0, 0, n),
                                                /*non_blocking=*/true);
-      slot.uploaded.record(st.upload);
+      slot.uploaded.record(*st.upload);
     }
     const BucketGraph& bucket = st.BucketFor(slot, batch);
     at::Tensor output;
@@ -234,15 +254,15 @@ absl::Status CudaRunner::Run(std::span<const uint8_t> planes, int batch,
         output =
             ComputeOutput(*st.net, slot.device_planes.narrow(0, 0, bucket.batch), options_.dtype);
         // Used on the download stream below; keeps the allocator from reusing it too early.
-        output.record_stream(st.download);
+        output.record_stream(*st.download);
       }
       slot.computed.record(slot.compute);
     }
     {
-      c10::cuda::CUDAStreamGuard guard(st.download);
-      slot.computed.block(st.download);
+      c10::cuda::CUDAStreamGuard guard(*st.download);
+      slot.computed.block(*st.download);
       slot.host_output.narrow(0, 0, n).copy_(output.narrow(0, 0, n), /*non_blocking=*/true);
-      slot.downloaded.record(st.download);
+      slot.downloaded.record(*st.download);
     }
     slot.downloaded.synchronize();
     const int64_t actions = st.shape.num_actions;

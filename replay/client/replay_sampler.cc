@@ -61,6 +61,12 @@ void ReplaySampler::Close() {
 }
 
 absl::StatusOr<SampleBatch> ReplaySampler::Next(absl::Time deadline) {
+  {
+    // Batches prefetched before Close stay in the (closed) queue, which would still hand them
+    // out; the contract is Cancelled once closed.
+    absl::MutexLock lock(&mu_);
+    if (closed_) return absl::CancelledError("replay sampler closed");
+  }
   absl::Time start = absl::Now();
   absl::StatusOr<SampleBatch> batch = ready_.Pop(deadline);
   absl::MutexLock lock(&mu_);
