@@ -13,7 +13,14 @@ using zerofleet::v1::GameRecord;
 using zerofleet::v1::SampleBatch;
 
 struct Shard::Metrics {
-  explicit Metrics(metrics::Registry& r) {
+  explicit Metrics(metrics::Registry& r, int64_t min_size_to_sample) {
+    // Constant: with zf_replay_positions_stored it tells `zf top` a shard is still filling up.
+    metrics::BuildGauge()
+        .Name("zf_replay_min_size_to_sample")
+        .Help("Positions the shard must hold before it serves samples (rate limiter).")
+        .Register(r)
+        .Add({})
+        .Set(static_cast<double>(min_size_to_sample));
     positions = &metrics::BuildGauge()
                      .Name("zf_replay_positions_stored")
                      .Help("Positions in the replay window.")
@@ -84,10 +91,9 @@ absl::Status ShardOptions::Validate() const {
   limiter.clock = clock;
   if (absl::Status s = limiter.Validate(); !s.ok()) return s;
   if (limiter.max_insert_positions < table.max_positions_per_game) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("rate_limiter.max_insert_positions (", limiter.max_insert_positions,
-                     ") must be >= table.max_positions_per_game (", table.max_positions_per_game,
-                     ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rate_limiter.max_insert_positions (", limiter.max_insert_positions,
+        ") must be >= table.max_positions_per_game (", table.max_positions_per_game, ")"));
   }
   if (table.capacity_positions < limiter.min_size_to_sample + table.max_positions_per_game) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -111,7 +117,10 @@ Shard::~Shard() { Close(); }
 absl::StatusOr<std::unique_ptr<Shard>> Shard::Create(const ShardOptions& options) {
   if (absl::Status s = options.Validate(); !s.ok()) return s;
   std::unique_ptr<Shard> shard(new Shard(options));
-  if (options.metrics != nullptr) shard->metrics_ = std::make_unique<Metrics>(*options.metrics);
+  if (options.metrics != nullptr) {
+    shard->metrics_ =
+        std::make_unique<Metrics>(*options.metrics, options.rate_limiter.min_size_to_sample);
+  }
   auto table = Table::Create(options.table);
   if (!table.ok()) return table.status();
   shard->table_ = std::move(*table);

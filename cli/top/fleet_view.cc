@@ -282,6 +282,15 @@ Bottleneck Decide(const FleetView& v) {
     const std::string data_wait =
         absl::StrCat("learner waits ", Percent(v.learner_data_wait_share), " of its time for data");
     if (v.learner_data_wait_share >= kStarvedShare) {
+      // A run's first seconds: the shards are still filling up to min_size_to_sample, and no
+      // part of the fleet is slow.
+      if (!std::isnan(v.replay_positions) && !std::isnan(v.replay_min_size_to_sample) &&
+          v.replay_positions < v.replay_min_size_to_sample) {
+        return {"warming up",
+                absl::StrCat(data_wait, " while replay fills up: ", Num(v.replay_positions),
+                             " of the ", Num(v.replay_min_size_to_sample),
+                             " positions the shards need before they serve samples")};
+      }
       if (!std::isnan(v.replay_sample_wait) && v.replay_sample_wait >= kRateLimitedWait) {
         return SelfPlay(v, absl::StrCat(data_wait, " and replay's rate limiter holds samples (",
                                         Num(v.replay_sample_wait), " s/s per shard; sample/insert ",
@@ -463,6 +472,7 @@ FleetView ComputeFleetView(const FleetScrape& before, const FleetScrape& after,
   if (v.replay_shards > 0) {
     v.replay_positions = FleetGauge(after, "zf_replay_positions_stored", Add);
     v.replay_games = FleetGauge(after, "zf_replay_games_stored", Add);
+    v.replay_min_size_to_sample = FleetGauge(after, "zf_replay_min_size_to_sample", Add);
     v.insert_positions_per_second = rate("zf_replay_inserted_positions_total");
     v.sample_positions_per_second = rate("zf_replay_sampled_positions_total");
     v.sample_insert_ratio = Ratio(v.sample_positions_per_second, v.insert_positions_per_second);

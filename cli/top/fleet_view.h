@@ -32,7 +32,8 @@
 //                             above 1 when several batcher workers overlap their passes)
 //   model versions            zf_learner_published_version (max), zf_inference_model_version and
 //                             zf_actor_model_version (min); staleness = learner - the others
-//   replay                    zf_replay_positions_stored and _games_stored summed; insert and
+//   replay                    zf_replay_positions_stored, _games_stored and
+//                             _min_size_to_sample summed; insert and
 //                             sample rates of zf_replay_inserted_positions_total and
 //                             zf_replay_sampled_positions_total; sample/insert = their ratio;
 //                             limiter wait = rate of zf_replay_rate_limiter_wait_seconds_total
@@ -42,6 +43,8 @@
 //
 // The bottleneck rule (first match wins; thresholds are the k* constants below):
 //   1. A learner is scraped and its data-wait share >= kStarvedShare (it waits for batches):
+//      0. the shards hold fewer positions than their zf_replay_min_size_to_sample together ->
+//         "warming up" (a run's first seconds; nothing is slow);
 //      a. replay's sample-side limiter wait >= kRateLimitedWait (replay holds samples back
 //         because too few new positions arrive): the producers are slow -> rule 3 decides
 //         between actors and inference;
@@ -112,8 +115,9 @@ struct TargetStatus {
 };
 
 struct Bottleneck {
-  std::string component = "unknown";  // "actors", "inference", "replay", "learner" or "unknown"
-  std::string reason;                 // the numbers that show it
+  // "actors", "inference", "replay", "learner", "warming up" or "unknown"
+  std::string component = "unknown";
+  std::string reason;  // the numbers that show it
 };
 
 struct FleetView {
@@ -146,6 +150,7 @@ struct FleetView {
 
   int replay_shards = 0;
   double replay_positions = kUnknown;
+  double replay_min_size_to_sample = kUnknown;  // summed over shards
   double replay_games = kUnknown;
   double insert_positions_per_second = kUnknown;
   double sample_positions_per_second = kUnknown;

@@ -220,6 +220,24 @@ TEST(FleetViewTest, BottleneckRule) {
   EXPECT_THAT(cpu.bottleneck.reason, HasSubstr("wait only 10%"));
 }
 
+TEST(FleetViewTest, AFillingReplayIsWarmingUpNotABottleneck) {
+  const std::string min_size =
+      "# TYPE zf_replay_min_size_to_sample gauge\nzf_replay_min_size_to_sample 1000\n";
+  const FleetScrape before = {Target("a", Actor(0, 0, 0, 1, 1)), Target("i", Inference(0, 8, 0, 1)),
+                              Target("r", Replay(100, 0, 0, 0, 0) + min_size),
+                              Target("l", Learner(0, 0, 1))};
+  FleetScrape after = {Target("a", Actor(10, 1000, 5, 1, 1)), Target("i", Inference(100, 8, 5, 1)),
+                       Target("r", Replay(600, 500, 0, 0, 0) + min_size),
+                       Target("l", Learner(0, 10, 1))};
+  FleetView v = ComputeFleetView(before, after, /*elapsed_seconds=*/10);
+  EXPECT_EQ(v.bottleneck.component, "warming up");
+  EXPECT_THAT(v.bottleneck.reason, HasSubstr("600 of the 1000 positions"));
+  // Once the window holds enough, a starved learner is a real finding again.
+  after[2] = Target("r", Replay(1200, 1100, 0, 0, 0) + min_size);
+  v = ComputeFleetView(before, after, /*elapsed_seconds=*/10);
+  EXPECT_EQ(v.bottleneck.component, "replay");
+}
+
 TEST(FleetViewTest, SelfPlayOnlyAndNothingToDecide) {
   // No learner, no replay: actors against inference.
   EXPECT_EQ(Scenario({0, 0, 0.9, 0.95, 8, ""}, false, false).bottleneck.component, "inference");
