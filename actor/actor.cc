@@ -233,8 +233,8 @@ class ActorWorker final : public Actor::WorkerBase {
       actor_->metrics_->resignations->Increment();
     }
     if (record.resignation_disabled && record.would_have_resigned) {
-      actor_->resignation_gate_.Record(record.resign_false_positive);
-      const ResignationGate::Stats gate = actor_->resignation_gate_.stats();
+      const ResignationGate::Stats gate =
+          actor_->resignation_gate_.Record(record.resign_false_positive);
       actor_->metrics_->resignation_enabled->Set(gate.open ? 1 : 0);
       actor_->metrics_->resign_false_positive_ratio->Set(static_cast<double>(gate.false_positives) /
                                                          static_cast<double>(gate.samples));

@@ -41,7 +41,7 @@ bool ResignationGate::open() const {
   return OpenLocked();
 }
 
-void ResignationGate::Record(bool false_positive) {
+ResignationGate::Stats ResignationGate::Record(bool false_positive) {
   absl::MutexLock lock(&mu_);
   window_.push_back(false_positive);
   false_positives_ += false_positive ? 1 : 0;
@@ -50,10 +50,15 @@ void ResignationGate::Record(bool false_positive) {
     false_positives_ -= window_.front() ? 1 : 0;
     window_.pop_front();
   }
+  return StatsLocked();
 }
 
 ResignationGate::Stats ResignationGate::stats() const {
   absl::MutexLock lock(&mu_);
+  return StatsLocked();
+}
+
+ResignationGate::Stats ResignationGate::StatsLocked() const {
   return {.open = OpenLocked(),
           .samples = static_cast<int64_t>(window_.size()),
           .false_positives = false_positives_,

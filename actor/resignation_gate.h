@@ -61,13 +61,14 @@ class ResignationGate {
   bool open() const ABSL_LOCKS_EXCLUDED(mu_);
 
   // Records one played-out game in which a player would have resigned: `false_positive` if
-  // that player did not lose. Never blocks beyond the gate's lock.
-  void Record(bool false_positive) ABSL_LOCKS_EXCLUDED(mu_);
+  // that player did not lose. Never blocks beyond the gate's lock. Returns the stats after it.
+  Stats Record(bool false_positive) ABSL_LOCKS_EXCLUDED(mu_);
 
   Stats stats() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   bool OpenLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Stats StatsLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Options options_;
   mutable absl::Mutex mu_;

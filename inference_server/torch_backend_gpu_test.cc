@@ -23,14 +23,9 @@
 namespace zf::inference {
 namespace {
 
+// Connect Four's planes with the default tower (4 blocks x 64 filters).
 model::NetworkShape Shape() {
-  return {.input_channels = 3,
-          .board_height = 6,
-          .board_width = 7,
-          .num_actions = 7,
-          .blocks = 4,
-          .filters = 64,
-          .value_hidden = 64};
+  return {.input_channels = 3, .board_height = 6, .board_width = 7, .num_actions = 7};
 }
 
 absl::StatusOr<std::shared_ptr<Backend>> CudaBackend(uint64_t seed, int64_t version) {

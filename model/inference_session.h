@@ -24,10 +24,11 @@
 // for the whole process; 0 leaves the current setting alone. OPENBLAS_NUM_THREADS and
 // OMP_NUM_THREADS in the environment only set the starting values.
 //
-// Thread-safety: thread-safe. The network is immutable after Create; Run keeps no state
-// between calls, so any number of threads may call it at once (each call allocates its own
-// tensors; on CUDA each takes its own stream from LibTorch's pool). Concurrent CPU calls
-// share the intra-op pool. Save only reads the network.
+// Thread-safety: thread-safe. The network is immutable after Create, so any number of threads
+// may call Run at once: on the CPU each call allocates its own tensors and concurrent calls
+// share the intra-op pool; on CUDA up to Options::concurrency calls proceed at once, each in a
+// slot of its own (buffers, stream, graphs), and further callers wait for a free slot. Save
+// only reads the float32 weights (kept on the CPU in both cases).
 #pragma once
 
 #include <cstdint>
@@ -110,7 +111,8 @@ class InferenceSession {
   //     all actions, legal or not; LocalEvaluator masks and normalizes),
   //   wdl_probs[i * 3 + k]: P(win), P(draw), P(loss) for the player to move, summing to 1.
   // The spans must have exactly these sizes. batch == 0 does nothing. Blocks until the
-  // results are in the caller's buffers (one forward pass).
+  // results are in the caller's buffers: one forward pass (on CUDA one per max_batch rows,
+  // after waiting for a free slot).
   // Returns: OK; InvalidArgument if batch < 0 or a span's size is wrong (the message gives
   // the expected and the actual size); ResourceExhausted if the device is out of memory;
   // Internal for another LibTorch error (the outputs are then unspecified).

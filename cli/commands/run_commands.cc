@@ -561,7 +561,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   };
   io.batcher.max_batch = config.max_batch;
   io.batcher.max_delay = absl::Milliseconds(2);
-  io.batcher.num_workers = 2;
+  io.batcher.num_workers = serving.concurrency;  // one CUDA slot per batcher worker
   io.batcher.max_request_rows = 4096;
   io.batcher.max_queued_rows = 8 * 4096;
   ZF_ASSIGN_OR_RETURN(fleet.inference, inference::InferenceServer::Create(std::move(io)));
