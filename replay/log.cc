@@ -25,8 +25,12 @@ constexpr int64_t kHeaderSize = 8;
 constexpr char kPrefix[] = "segment-";
 constexpr char kSuffix[] = ".zlog";
 
+// A full disk or quota is back-pressure (ResourceExhausted: nothing was stored, retry later);
+// every other errno is Internal.
 absl::Status ErrnoError(absl::string_view what, const std::string& path) {
-  return absl::InternalError(absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
+  const std::string message = absl::StrCat(what, " ", path, ": ", std::strerror(errno));
+  if (errno == ENOSPC || errno == EDQUOT) return absl::ResourceExhaustedError(message);
+  return absl::InternalError(message);
 }
 
 void PutU32(char* p, uint32_t v) {
@@ -63,6 +67,77 @@ absl::Status SyncDir(const std::string& dir) {
   ::close(fd);
   if (rc != 0) return ErrnoError("fsync directory", dir);
   return absl::OkStatus();
+}
+
+// The segment ids in `dir`, ascending.
+absl::StatusOr<std::vector<SegmentId>> ListSegments(const std::string& dir) {
+  std::error_code ec;
+  std::vector<SegmentId> ids;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() != strlen(kPrefix) + 20 + strlen(kSuffix) || !name.starts_with(kPrefix) ||
+        !name.ends_with(kSuffix)) {
+      continue;
+    }
+    const std::string digits = name.substr(strlen(kPrefix), 20);
+    if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      continue;
+    }
+    ids.push_back(std::stoull(digits));
+  }
+  if (ec) return absl::InternalError(absl::StrCat("list ", dir, ": ", ec.message()));
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+// What one segment file holds: its intact prefix and, if the rest is bad, why.
+struct SegmentScan {
+  int64_t intact_bytes = 0;  // magic + intact records
+  int64_t records = 0;
+  std::string problem;  // empty when the whole file is intact
+};
+
+// Hands every intact record of `data` (a segment's bytes) to `visitor`, stopping at the first
+// bad frame. Returns the visitor's first error.
+absl::StatusOr<SegmentScan> ScanSegment(SegmentId id, const std::string& data,
+                                        int64_t max_record_bytes, const Log::Visitor& visitor) {
+  SegmentScan scan;
+  if (data.size() < kMagicSize) {
+    if (!data.empty()) scan.problem = "torn segment header";
+    return scan;
+  }
+  if (data.compare(0, kMagicSize, kMagic) != 0) {
+    scan.problem = "bad magic";
+    return scan;
+  }
+  int64_t pos = kMagicSize;
+  const int64_t size = static_cast<int64_t>(data.size());
+  while (pos < size) {
+    if (size - pos < kHeaderSize) {
+      scan.problem = "torn record header";
+      break;
+    }
+    const int64_t len = GetU32(data.data() + pos);
+    const uint32_t crc = GetU32(data.data() + pos + 4);
+    if (len < 1 || len > max_record_bytes) {
+      scan.problem = absl::StrCat("bad record length ", len);
+      break;
+    }
+    if (size - pos - kHeaderSize < len) {
+      scan.problem = "torn record payload";
+      break;
+    }
+    absl::string_view payload(data.data() + pos + kHeaderSize, static_cast<size_t>(len));
+    if (Crc(payload) != crc) {
+      scan.problem = "checksum mismatch";
+      break;
+    }
+    if (absl::Status s = visitor(id, payload); !s.ok()) return s;
+    ++scan.records;
+    pos += kHeaderSize + len;
+  }
+  scan.intact_bytes = pos;
+  return scan;
 }
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
@@ -121,6 +196,14 @@ Log::Log(const LogOptions& options) : options_(options) {
                           .Help("Replay log segment files on disk.")
                           .Register(*options_.metrics)
                           .Add({});
+    auto& write_errors = metrics::BuildCounter()
+                             .Name("zf_replay_log_write_errors_total")
+                             .Help(
+                                 "Replay log group commits that failed, by reason: disk_full "
+                                 "(refused, retryable) or io (the shard must restart).")
+                             .Register(*options_.metrics);
+    write_errors_disk_full_ = &write_errors.Add({{"reason", "disk_full"}});
+    write_errors_io_ = &write_errors.Add({{"reason", "io"}});
   }
 }
 
@@ -128,8 +211,7 @@ std::string Log::SegmentPath(SegmentId id) const {
   return absl::StrFormat("%s/%s%020u%s", options_.dir, kPrefix, id, kSuffix);
 }
 
-absl::StatusOr<std::unique_ptr<Log>> Log::Open(const LogOptions& options,
-                                               const Visitor& visitor) {
+absl::StatusOr<std::unique_ptr<Log>> Log::Open(const LogOptions& options, const Visitor& visitor) {
   if (absl::Status s = options.Validate(); !s.ok()) return s;
   std::unique_ptr<Log> log(new Log(options));
   if (absl::Status s = log->Recover(visitor); !s.ok()) return s;
@@ -137,25 +219,37 @@ absl::StatusOr<std::unique_ptr<Log>> Log::Open(const LogOptions& options,
   return log;
 }
 
+absl::StatusOr<RecoveryReport> Log::Read(const std::string& dir, int64_t max_record_bytes,
+                                         const Visitor& visitor) {
+  absl::StatusOr<std::vector<SegmentId>> ids = ListSegments(dir);
+  if (!ids.ok()) return ids.status();
+  RecoveryReport report;
+  for (SegmentId id : *ids) {
+    const std::string path = absl::StrFormat("%s/%s%020u%s", dir, kPrefix, id, kSuffix);
+    auto data = ReadFile(path);
+    if (!data.ok()) return data.status();
+    ++report.segments;
+    absl::StatusOr<SegmentScan> scan = ScanSegment(id, *data, max_record_bytes, visitor);
+    if (!scan.ok()) return scan.status();
+    report.records += scan->records;
+    report.bytes += scan->intact_bytes;
+    if (!scan->problem.empty()) {
+      const int64_t unread = static_cast<int64_t>(data->size()) - scan->intact_bytes;
+      report.discarded_bytes += unread;
+      report.warnings.push_back(absl::StrCat(path, ": ", scan->problem, " at offset ",
+                                             scan->intact_bytes, "; ", unread, " bytes not read"));
+    }
+  }
+  return report;
+}
+
 absl::Status Log::Recover(const Visitor& visitor) {
   std::error_code ec;
   std::filesystem::create_directories(options_.dir, ec);
   if (ec) return absl::InternalError(absl::StrCat("create ", options_.dir, ": ", ec.message()));
-  std::vector<SegmentId> ids;
-  for (const auto& entry : std::filesystem::directory_iterator(options_.dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.size() != strlen(kPrefix) + 20 + strlen(kSuffix) || !name.starts_with(kPrefix) ||
-        !name.ends_with(kSuffix)) {
-      continue;
-    }
-    const std::string digits = name.substr(strlen(kPrefix), 20);
-    if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      continue;
-    }
-    ids.push_back(std::stoull(digits));
-  }
-  if (ec) return absl::InternalError(absl::StrCat("list ", options_.dir, ": ", ec.message()));
-  std::sort(ids.begin(), ids.end());
+  absl::StatusOr<std::vector<SegmentId>> listed = ListSegments(options_.dir);
+  if (!listed.ok()) return listed.status();
+  const std::vector<SegmentId>& ids = *listed;
 
   std::vector<SegmentId> empty;
   for (SegmentId id : ids) {
@@ -163,41 +257,11 @@ absl::Status Log::Recover(const Visitor& visitor) {
     auto data = ReadFile(path);
     if (!data.ok()) return data.status();
     ++recovery_.segments;
-    int64_t pos = 0;
-    int64_t records = 0;
-    std::string problem;
-    if (data->size() < kMagicSize) {
-      if (!data->empty()) problem = "torn segment header";
-    } else if (data->compare(0, kMagicSize, kMagic) != 0) {
-      problem = "bad magic";
-    } else {
-      pos = kMagicSize;
-      const int64_t size = static_cast<int64_t>(data->size());
-      while (pos < size) {
-        if (size - pos < kHeaderSize) {
-          problem = "torn record header";
-          break;
-        }
-        const int64_t len = GetU32(data->data() + pos);
-        const uint32_t crc = GetU32(data->data() + pos + 4);
-        if (len < 1 || len > options_.max_record_bytes) {
-          problem = absl::StrCat("bad record length ", len);
-          break;
-        }
-        if (size - pos - kHeaderSize < len) {
-          problem = "torn record payload";
-          break;
-        }
-        absl::string_view payload(data->data() + pos + kHeaderSize, static_cast<size_t>(len));
-        if (Crc(payload) != crc) {
-          problem = "checksum mismatch";
-          break;
-        }
-        if (absl::Status s = visitor(id, payload); !s.ok()) return s;
-        ++records;
-        pos += kHeaderSize + len;
-      }
-    }
+    absl::StatusOr<SegmentScan> scan = ScanSegment(id, *data, options_.max_record_bytes, visitor);
+    if (!scan.ok()) return scan.status();
+    const int64_t pos = scan->intact_bytes;
+    const int64_t records = scan->records;
+    const std::string& problem = scan->problem;
     if (!problem.empty()) {
       const int64_t discarded = static_cast<int64_t>(data->size()) - pos;
       std::string warning =
@@ -228,18 +292,15 @@ absl::Status Log::StartSegment(SegmentId id) {
   const std::string path = SegmentPath(id);
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoError("create", path);
-  if (absl::Status s = WriteAll(fd, kMagic, kMagicSize, path); !s.ok()) {
+  // On failure the half-made file goes (a full disk leaves the log as it was, still usable).
+  auto fail = [&](absl::Status s) {
     ::close(fd);
+    ::unlink(path.c_str());
     return s;
-  }
-  if (::fdatasync(fd) != 0) {
-    ::close(fd);
-    return ErrnoError("fdatasync", path);
-  }
-  if (absl::Status s = SyncDir(options_.dir); !s.ok()) {
-    ::close(fd);
-    return s;
-  }
+  };
+  if (absl::Status s = WriteAll(fd, kMagic, kMagicSize, path); !s.ok()) return fail(s);
+  if (::fdatasync(fd) != 0) return fail(ErrnoError("fdatasync", path));
+  if (absl::Status s = SyncDir(options_.dir); !s.ok()) return fail(s);
   SegmentId previous = 0;
   bool previous_dead = false;
   if (fd_ >= 0) ::close(fd_);
@@ -295,8 +356,8 @@ void Log::Close() {
 void Log::AppendAsync(std::string payload, AppendCallback done) {
   const int64_t size = static_cast<int64_t>(payload.size());
   if (size < 1 || size > options_.max_record_bytes) {
-    done(absl::InvalidArgumentError(absl::StrCat("log record of ", size, " bytes; must be 1..",
-                                                 options_.max_record_bytes)));
+    done(absl::InvalidArgumentError(
+        absl::StrCat("log record of ", size, " bytes; must be 1..", options_.max_record_bytes)));
     return;
   }
   absl::Status refused;
@@ -359,13 +420,26 @@ int64_t Log::bytes_on_disk() const {
 absl::Status Log::WriteGroup(std::vector<Pending>& group, std::vector<SegmentId>* where) {
   std::string buffer;
   int64_t records_in_buffer = 0;
-  // Records become live as soon as they are durable, before a roll can judge their segment dead.
+  // Records become live as soon as they are durable, before a roll can judge their segment dead;
+  // only then are they in `where`.
   auto flush = [&]() -> absl::Status {
     if (buffer.empty()) return absl::OkStatus();
     const std::string path = SegmentPath(active_);
-    if (absl::Status s = WriteAll(fd_, buffer.data(), buffer.size(), path); !s.ok()) return s;
+    absl::Status written = WriteAll(fd_, buffer.data(), buffer.size(), path);
     const absl::Time start = options_.clock->Now();
-    if (::fdatasync(fd_) != 0) return ErrnoError("fdatasync", path);
+    if (written.ok() && ::fdatasync(fd_) != 0) written = ErrnoError("fdatasync", path);
+    if (!written.ok()) {
+      if (absl::IsResourceExhausted(written)) {
+        // Disk full: cut the segment back to its last durable byte so the bytes that did get
+        // written are never read as records, and keep the log usable for when space is freed.
+        if (::ftruncate(fd_, active_bytes_) != 0 ||
+            ::lseek(fd_, active_bytes_, SEEK_SET) != active_bytes_ || ::fdatasync(fd_) != 0) {
+          return absl::InternalError(absl::StrCat(
+              written.message(), "; cutting the segment back failed: ", std::strerror(errno)));
+        }
+      }
+      return written;
+    }
     if (fsync_seconds_ != nullptr) {
       fsync_seconds_->Observe(absl::ToDoubleSeconds(options_.clock->Now() - start));
     }
@@ -377,6 +451,7 @@ absl::Status Log::WriteGroup(std::vector<Pending>& group, std::vector<SegmentId>
       segment.bytes = active_bytes_;
       segment.live += records_in_buffer;
     }
+    where->insert(where->end(), records_in_buffer, active_);
     buffer.clear();
     records_in_buffer = 0;
     return absl::OkStatus();
@@ -394,7 +469,6 @@ absl::Status Log::WriteGroup(std::vector<Pending>& group, std::vector<SegmentId>
     buffer.append(header, kHeaderSize);
     buffer.append(p.payload);
     ++records_in_buffer;
-    where->push_back(active_);
   }
   if (absl::Status s = flush(); !s.ok()) return s;
   if (log_bytes_ != nullptr) log_bytes_->Set(static_cast<double>(bytes_on_disk()));
@@ -407,9 +481,8 @@ void Log::WriterLoop() {
     bool failed;
     {
       absl::MutexLock lock(&mu_);
-      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return closing_ || !queue_.empty();
-      };
+      auto ready = [this]()
+                       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return closing_ || !queue_.empty(); };
       mu_.Await(absl::Condition(&ready));
       if (queue_.empty()) return;  // closing, and everything queued is done
       while (!queue_.empty()) {
@@ -422,19 +495,32 @@ void Log::WriterLoop() {
     absl::Status status =
         failed ? absl::UnavailableError("replay log failed earlier; restart the shard")
                : absl::OkStatus();
-    std::vector<SegmentId> where;
+    std::vector<SegmentId> where;  // the segment of each durable record, a prefix of group
     if (status.ok()) {
       status = WriteGroup(group, &where);
-      if (!status.ok()) {
+      if (absl::IsResourceExhausted(status)) {
+        // The disk is full; the segment was cut back, so later appends may succeed.
+        if (!disk_full_) ZF_LOG(WARNING) << "replay log: refusing appends: " << status;
+        disk_full_ = true;
+        if (write_errors_disk_full_ != nullptr) write_errors_disk_full_->Increment();
+        status = absl::ResourceExhaustedError(
+            absl::StrCat("replay log: disk full, nothing stored: ", status.message()));
+      } else if (!status.ok()) {
+        disk_full_ = false;
         ZF_LOG(ERROR) << "replay log write failed; refusing further appends: " << status;
-        status = absl::UnavailableError(absl::StrCat("replay log write failed: ",
-                                                     status.message()));
+        if (write_errors_io_ != nullptr) write_errors_io_->Increment();
+        status =
+            absl::UnavailableError(absl::StrCat("replay log write failed: ", status.message()));
         absl::MutexLock lock(&mu_);
         failed_ = true;
       }
     }
+    if (status.ok() && disk_full_) {
+      ZF_LOG(INFO) << "replay log: appends succeed again after a full disk";
+      disk_full_ = false;
+    }
     for (size_t i = 0; i < group.size(); ++i) {
-      if (status.ok()) {
+      if (i < where.size()) {
         group[i].done(where[i]);
       } else {
         group[i].done(status);

@@ -25,9 +25,16 @@
 // longer needed (its game was evicted, or it was a duplicate). A segment that is not the one being
 // written and has no live record is deleted.
 //
-// Errors. If a write or fsync fails, that group and every later append complete with Unavailable
-// (the log's state on disk is unknown; nothing that failed was acknowledged); the shard must be
-// restarted, which recovers everything that was durable.
+// Errors. A full disk (ENOSPC or EDQUOT from a write or fdatasync) completes the records of the
+// group that were not yet durable with ResourceExhausted, cuts the active segment back to its
+// last durable byte, and keeps the log open: appends succeed again once space is freed (counted
+// in zf_replay_log_write_errors_total{reason="disk_full"}). Any other write or fsync failure
+// completes that group and every later append with Unavailable (the log's state on disk is
+// unknown; nothing that failed was acknowledged); the shard must be restarted, which recovers
+// everything that was durable (reason="io").
+//
+// Read() lists a log's intact records without opening it for writing (no truncation, no new
+// segment): for tools that check what a shard holds, e.g. `zf replay ls`.
 //
 // Thread-safe. Owns its writer thread, joined by Close() / the destructor.
 #pragma once
@@ -56,22 +63,22 @@ namespace zf::replay {
 using SegmentId = uint64_t;
 
 struct LogOptions {
-  std::string dir;                              // created if missing
-  int64_t segment_bytes = 64 << 20;             // roll before a segment grows past this
-  int64_t max_record_bytes = 64 << 20;          // larger payloads are refused (and, on read, corrupt)
-  int64_t max_pending_bytes = 256 << 20;        // queued, not yet written; beyond: ResourceExhausted
-  metrics::Registry* metrics = nullptr;         // zf_replay_fsync_seconds, zf_replay_log_*; may be null
-  Clock* clock = RealClock();                   // times fsyncs for the histogram
+  std::string dir;                        // created if missing
+  int64_t segment_bytes = 64 << 20;       // roll before a segment grows past this
+  int64_t max_record_bytes = 64 << 20;    // larger payloads are refused (and, on read, corrupt)
+  int64_t max_pending_bytes = 256 << 20;  // queued, not yet written; beyond: ResourceExhausted
+  metrics::Registry* metrics = nullptr;   // zf_replay_fsync_seconds, zf_replay_log_*; may be null
+  Clock* clock = RealClock();             // times fsyncs for the histogram
 
   // Returns: OK; InvalidArgument naming the bad field.
   absl::Status Validate() const;
 };
 
 struct RecoveryReport {
-  int64_t segments = 0;           // segment files read
-  int64_t records = 0;            // intact records handed to the visitor
-  int64_t bytes = 0;              // bytes kept
-  int64_t discarded_bytes = 0;    // bytes of torn or corrupt tails truncated away
+  int64_t segments = 0;               // segment files read
+  int64_t records = 0;                // intact records handed to the visitor
+  int64_t bytes = 0;                  // bytes kept
+  int64_t discarded_bytes = 0;        // bytes of torn or corrupt tails truncated away
   std::vector<std::string> warnings;  // one per truncated segment
 };
 
@@ -90,6 +97,14 @@ class Log {
   // read, listed, truncated or created: an errno message); or the visitor's error.
   static absl::StatusOr<std::unique_ptr<Log>> Open(const LogOptions& options,
                                                    const Visitor& visitor);
+
+  // Hands every intact record in `dir` to `visitor`, in log order, changing nothing on disk. A bad
+  // frame ends its segment's records and is reported in the warnings, not repaired. Safe while a
+  // shard writes the log (a record being written reads as a torn tail).
+  // Returns: what was read; Internal (the directory or a segment cannot be read); or the
+  // visitor's error.
+  static absl::StatusOr<RecoveryReport> Read(const std::string& dir, int64_t max_record_bytes,
+                                             const Visitor& visitor);
 
   ~Log();  // Close()
   Log(const Log&) = delete;
@@ -133,7 +148,8 @@ class Log {
   // Creates segment `id` with its magic and makes it the active one (writer thread or Open).
   absl::Status StartSegment(SegmentId id) ABSL_LOCKS_EXCLUDED(mu_);
   void WriterLoop() ABSL_LOCKS_EXCLUDED(mu_);
-  // Writes and syncs one group; returns the segment of each record, or the failure.
+  // Writes and syncs one group. `where` receives the segment of each record made durable, a
+  // prefix of `group` (all of it on success); the status says why the rest failed.
   absl::Status WriteGroup(std::vector<Pending>& group, std::vector<SegmentId>* where)
       ABSL_LOCKS_EXCLUDED(mu_);
   void DeleteSegmentFile(SegmentId id);
@@ -141,9 +157,10 @@ class Log {
   const LogOptions options_;
   RecoveryReport recovery_;
   // Writer-thread state (and Open's, before the thread starts).
-  int fd_ = -1;                  // the active segment
+  int fd_ = -1;  // the active segment
   SegmentId active_ = 0;
   int64_t active_bytes_ = 0;
+  bool disk_full_ = false;  // the last group was refused for a full disk
 
   mutable absl::Mutex mu_;
   std::deque<Pending> queue_ ABSL_GUARDED_BY(mu_);
@@ -157,6 +174,8 @@ class Log {
   metrics::Gauge* log_bytes_ = nullptr;
   metrics::Counter* written_bytes_ = nullptr;
   metrics::Gauge* segment_count_ = nullptr;
+  metrics::Counter* write_errors_disk_full_ = nullptr;
+  metrics::Counter* write_errors_io_ = nullptr;
 
   std::optional<Thread> writer_;  // last: started after everything above, joined first
 };

@@ -12,9 +12,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -37,6 +39,7 @@
 #include "cli/common_flags.h"
 #include "cli/json.h"
 #include "common/logging.h"
+#include "common/metrics/build_info.h"
 #include "common/metrics/metrics_server.h"
 #include "common/status_macros.h"
 #include "games/registry.h"
@@ -60,6 +63,9 @@ ABSL_FLAG(bool, local, false,
           "actor: evaluate in process, one position at a time, with --checkpoint or a fresh "
           "--blocks x --filters network (the baseline of zf bench selfplay)");
 ABSL_FLAG(int, actors, 2, "bench selfplay: actor processes (1..64)");
+ABSL_FLAG(std::string, acked_log, "",
+          "actor: append the id of every game replay acknowledged to this file, one per line, "
+          "as the acknowledgement arrives (the chaos tests compare it with what replay holds)");
 
 namespace zf::cli {
 namespace {
@@ -89,6 +95,35 @@ int64_t PeakRssBytes(const std::string& pid) {
     }
   }
   return 0;
+}
+
+// A callback that appends acknowledged game ids to `path`, one per line, with one write(2) per
+// acknowledgement (O_APPEND: whole lines even with several sender threads; the bytes are in the
+// kernel when the callback returns, so they survive a kill -9 of this process).
+absl::StatusOr<std::function<void(const std::vector<std::string>&)>> AckedLogWriter(
+    const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--acked_log ", path, ": ", std::strerror(errno)));
+  }
+  // The descriptor lives as long as the process (the writer may call back until it closes).
+  return [fd](const std::vector<std::string>& ids) {
+    std::string lines;
+    for (const std::string& id : ids) absl::StrAppend(&lines, id, "\n");
+    const char* data = lines.data();
+    size_t left = lines.size();
+    while (left > 0) {
+      const ssize_t n = ::write(fd, data, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        ZF_LOG(ERROR) << "--acked_log: write failed: " << std::strerror(errno);
+        return;
+      }
+      data += n;
+      left -= static_cast<size_t>(n);
+    }
+  };
 }
 
 // The batch-1 baseline: each position of a request is its own forward pass, answered inside
@@ -205,6 +240,8 @@ absl::Status RunActor(const std::vector<std::string>& args) {
   }
 
   options.actor_id = actor::RandomActorId();
+  auto registry = std::make_shared<metrics::Registry>();
+  metrics::RegisterBuildInfo(*registry, "actor");
   std::unique_ptr<actor::GameSink> sink;
   if (!out.empty()) {
     ZF_ASSIGN_OR_RETURN(sink,
@@ -215,12 +252,15 @@ absl::Status RunActor(const std::vector<std::string>& args) {
       writer_options.shards.emplace_back(shard);
     }
     writer_options.seed = options.seed;
+    writer_options.metrics = registry.get();
+    if (const std::string acked_log = absl::GetFlag(FLAGS_acked_log); !acked_log.empty()) {
+      ZF_ASSIGN_OR_RETURN(writer_options.on_acked, AckedLogWriter(acked_log));
+    }
     ZF_ASSIGN_OR_RETURN(std::unique_ptr<replay::ShardedReplayWriter> writer,
                         replay::ShardedReplayWriter::Create(std::move(writer_options)));
     sink = std::make_unique<actor::ReplayGameSink>(std::move(writer));
   }
 
-  auto registry = std::make_shared<metrics::Registry>();
   std::unique_ptr<metrics::MetricsServer> metrics_server;
   if (const std::string listen = absl::GetFlag(FLAGS_metrics_listen); !listen.empty()) {
     metrics::MetricsServer::Options metrics_options;
@@ -646,10 +686,10 @@ std::vector<Command> ActorCommands() {
        "self-play against an inference server, games into a run directory or replay shards",
        "zf actor --game G --inference ADDR (--out DIR | --replay ADDR1,ADDR2,...) [--workers N] "
        "[--games_per_worker N] [--sims N] [--games N (0 = until SIGINT/SIGTERM)] "
-       "[--metrics_listen ADDR] [--seed S] [--json]",
+       "[--metrics_listen ADDR] [--acked_log FILE] [--seed S] [--json]",
        {"game", "inference", "out", "replay", "workers", "games_per_worker", "sims", "games",
-        "metrics_listen", "seed", "json", "local", "checkpoint", "blocks", "filters", "device",
-        "precision", "cuda_graphs"},
+        "metrics_listen", "acked_log", "seed", "json", "local", "checkpoint", "blocks", "filters",
+        "device", "precision", "cuda_graphs"},
        RunActor},
       {"games",
        "'dump FILE': print every game record of a .zfgames file",

@@ -24,6 +24,7 @@
 #include "absl/time/time.h"
 #include "cli/common_flags.h"
 #include "common/logging.h"
+#include "common/metrics/build_info.h"
 #include "common/metrics/metrics_server.h"
 #include "common/status_macros.h"
 #include "games/registry.h"
@@ -124,6 +125,7 @@ absl::Status RunLearner(const std::vector<std::string>& args) {
   options.max_steps = max_steps;
   options.registry = std::make_shared<metrics::Registry>();
   const std::shared_ptr<metrics::Registry> registry = options.registry;
+  metrics::RegisterBuildInfo(*registry, "learner");
   if (absl::Status valid = options.Validate(); !valid.ok()) {
     return absl::InvalidArgumentError(valid.message());
   }

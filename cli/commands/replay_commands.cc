@@ -1,4 +1,6 @@
 // `zf replay`: runs a ReplayServer until SIGINT or SIGTERM, then drains it and exits 0.
+// `zf replay ls --dir DIR`: lists the game ids a shard's log holds, without opening it for
+// writing (safe beside a running shard): what the chaos tests compare with the actors' acks.
 #include "cli/commands/replay_commands.h"
 
 #include <fcntl.h>
@@ -7,18 +9,23 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "cli/common_flags.h"
+#include "cli/json.h"
 #include "common/logging.h"
 #include "common/metrics/build_info.h"
 #include "common/status_macros.h"
+#include "proto/zerofleet/v1/replay.pb.h"
+#include "replay/log.h"
 #include "replay/service/replay_server.h"
 
 ABSL_FLAG(int64_t, capacity, 1'000'000, "replay: window size in positions");
@@ -39,7 +46,62 @@ void OnSignal(int signal_number) {
   errno = saved_errno;
 }
 
+// Every record of the log in --dir: one game id per line (text), or one JSON object with the ids,
+// the record count and the ids stored more than once. Unreadable records are counted, not fatal.
+absl::Status ListReplay() {
+  const std::string dir = absl::GetFlag(FLAGS_dir);
+  if (dir.empty()) return absl::InvalidArgumentError("zf replay ls needs --dir DIR");
+  if (!std::filesystem::is_directory(dir)) {
+    return absl::NotFoundError(absl::StrCat("ls: ", dir, " is not a directory"));
+  }
+  std::vector<std::string> ids;
+  absl::flat_hash_map<std::string, int> copies;
+  int64_t unreadable = 0;
+  ZF_ASSIGN_OR_RETURN(
+      replay::RecoveryReport report,
+      replay::Log::Read(dir, /*max_record_bytes=*/replay::LogOptions().max_record_bytes,
+                        [&](replay::SegmentId, absl::string_view payload) {
+                          zerofleet::v1::GameRecord record;
+                          if (!record.ParseFromArray(payload.data(),
+                                                     static_cast<int>(payload.size()))) {
+                            ++unreadable;
+                            return absl::OkStatus();
+                          }
+                          if (copies[record.game_id()]++ == 0) ids.push_back(record.game_id());
+                          return absl::OkStatus();
+                        }));
+  std::vector<std::string> duplicated;
+  for (const std::string& id : ids) {
+    if (copies[id] > 1) duplicated.push_back(id);
+  }
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << "{\"dir\": " << JsonString(dir) << ", \"segments\": " << report.segments
+              << ", \"records\": " << report.records << ", \"games\": " << ids.size()
+              << ", \"unreadable\": " << unreadable
+              << ", \"torn_bytes\": " << report.discarded_bytes << ", \"duplicated_ids\": [";
+    for (size_t i = 0; i < duplicated.size(); ++i) {
+      std::cout << (i > 0 ? ", " : "") << JsonString(duplicated[i]);
+    }
+    std::cout << "], \"game_ids\": [";
+    for (size_t i = 0; i < ids.size(); ++i) {
+      std::cout << (i > 0 ? ", " : "") << JsonString(ids[i]);
+    }
+    std::cout << "]}" << std::endl;
+  } else {
+    for (const std::string& id : ids) std::cout << id << "\n";
+    std::cout.flush();
+    std::cerr << "zf replay ls: " << ids.size() << " games in " << report.records << " records ("
+              << duplicated.size() << " stored more than once, " << unreadable << " unreadable) in "
+              << report.segments << " segments" << std::endl;
+  }
+  for (const std::string& warning : report.warnings) {
+    std::cerr << "zf replay ls: " << warning << std::endl;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status RunReplay(const std::vector<std::string>& args) {
+  if (args.size() == 1 && args[0] == "ls") return ListReplay();
   if (!args.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("unexpected argument \"", args[0], "\""));
   }
@@ -101,9 +163,10 @@ std::vector<Command> ReplayCommands() {
       {"replay",
        "serve one durable, rate-limited replay shard over gRPC until SIGINT/SIGTERM",
        "zf replay --listen ADDR --dir DIR --capacity N [--min_size_to_sample N] "
-       "[--samples_per_insert X] [--error_buffer X] [--metrics_listen ADDR]",
+       "[--samples_per_insert X] [--error_buffer X] [--metrics_listen ADDR]\n"
+       "       zf replay ls --dir DIR [--json]   (the game ids the shard's log holds)",
        {"listen", "dir", "capacity", "min_size_to_sample", "samples_per_insert", "error_buffer",
-        "metrics_listen"},
+        "metrics_listen", "json"},
        RunReplay},
   };
 }

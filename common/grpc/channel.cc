@@ -50,6 +50,13 @@ void ApplyServerSettings(const WireSettings& settings, grpc::ServerBuilder* buil
                               Millis(settings.keepalive_time) / 2);
   builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   builder->AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+  // The server pings too: a client whose host vanished (partition, power loss, SIGSTOP) sends no
+  // FIN, and without pings its streams and their buffers would stay open for as long as TCP
+  // takes to give up (or forever on an idle stream). keepalive_timeout later, the connection is
+  // closed and every stream on it is cancelled, so the handlers free what they hold.
+  builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, Millis(settings.keepalive_time));
+  builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, Millis(settings.keepalive_timeout));
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   // gRPC sets SO_REUSEPORT by default, which lets a second server silently share a port that is
   // in use; we want that to be an error.
   builder->AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);

@@ -1,5 +1,7 @@
 #include "common/metrics/build_info.h"
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/logging.h"
 #include "common/metrics/gauge.h"
 
@@ -22,6 +24,14 @@ void RegisterBuildInfo(Registry& registry, const std::string& component) {
       .Register(registry)
       .Add({{"component", component}, {"version", BuildVersion()}})
       .Set(1);
+  // The first registration is at start-up; a restart shows as a change of this value.
+  static const double start_time = absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch());
+  BuildGauge()
+      .Name("zf_process_start_time_seconds")
+      .Help("When this process started, in seconds since the Unix epoch (a change is a restart).")
+      .Register(registry)
+      .Add({})
+      .Set(start_time);
 }
 
 }  // namespace zf::metrics

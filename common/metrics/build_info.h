@@ -17,9 +17,10 @@ namespace zf::metrics {
 // The version string above, e.g. "0.1.0+61a2237".
 const std::string& BuildVersion();
 
-// Registers zf_build_info{component, version} = 1 in `registry`. `component` names the process
-// role ("inference", "replay", "actor", "learner"); it must be non-empty (ZF_CHECK). Idempotent
-// for the same component. Thread-safe (Registry is).
+// Registers zf_build_info{component, version} = 1 in `registry`, and
+// zf_process_start_time_seconds (when this process first called this function, Unix seconds).
+// `component` names the process role ("inference", "replay", "actor", "learner"); it must be
+// non-empty (ZF_CHECK). Idempotent for the same component. Thread-safe (Registry is).
 void RegisterBuildInfo(Registry& registry, const std::string& component);
 
 }  // namespace zf::metrics

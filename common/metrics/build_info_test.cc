@@ -1,6 +1,7 @@
 #include "common/metrics/build_info.h"
 
 #include <memory>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -28,6 +29,20 @@ TEST(BuildInfoTest, RegistersOneGaugePerComponent) {
                                            BuildVersion(), "\"} 1\n")));
   EXPECT_THAT(text, HasSubstr(absl::StrCat("zf_build_info{component=\"replay\",version=\"",
                                            BuildVersion(), "\"} 1\n")));
+}
+
+TEST(BuildInfoTest, ExportsTheProcessStartTimeOncePerProcess) {
+  Registry a, b;
+  RegisterBuildInfo(a, "actor");
+  RegisterBuildInfo(b, "learner");
+  const std::string text = a.Serialize();
+  EXPECT_THAT(text, HasSubstr("# TYPE zf_process_start_time_seconds gauge\n"));
+  const size_t at = text.find("\nzf_process_start_time_seconds ");
+  ASSERT_NE(at, std::string::npos) << text;
+  const double seconds = std::stod(text.substr(at + 31));
+  EXPECT_GT(seconds, 1.7e9);  // after 2023: a Unix time, not an uptime
+  // Every registry of the process reports the same start.
+  EXPECT_THAT(b.Serialize(), HasSubstr(text.substr(at + 1, text.find('\n', at + 1) - at)));
 }
 
 TEST(BuildInfoDeathTest, EmptyComponentIsABug) {

@@ -35,8 +35,9 @@ COMPONENTS = {
     "actor": {
         "grpc": None, "metrics": 9600, "drain_s": 30,
         "flags": {"game", "inference", "replay", "workers", "games_per_worker", "sims",
-                  "metrics_listen"},
-        "required": {"game", "inference", "replay", "metrics_listen"},
+                  "metrics_listen", "games", "acked_log"},
+        # --games=0: play until SIGTERM (the flag's default, 10, is for `zf match`).
+        "required": {"game", "inference", "replay", "metrics_listen", "games"},
     },
 }
 GRACE_MARGIN_S = 10
@@ -45,7 +46,7 @@ GRACE_MARGIN_S = 10
 # replay: from their sources (grep '"zf_' --include=*.cc). Actor and learner: their issue's
 # names. zf_inference_max_batch_rows (the batcher's max_batch) is what batch fill divides by.
 METRICS = {
-    "zf_build_info",
+    "zf_build_info", "zf_process_start_time_seconds",
     # inference
     "zf_inference_evaluations_total", "zf_inference_requests_total", "zf_inference_batch_rows",
     "zf_inference_queue_wait_seconds", "zf_inference_compute_seconds",
@@ -58,13 +59,15 @@ METRICS = {
     "zf_replay_rejections_total", "zf_replay_sampled_positions_total",
     "zf_replay_rate_limiter_wait_seconds_total", "zf_replay_ack_seconds",
     "zf_replay_fsync_seconds", "zf_replay_log_bytes", "zf_replay_log_written_bytes_total",
+    "zf_replay_log_write_errors_total",
     "zf_replay_log_segments", "zf_replay_service_invalid_requests_total",
     "zf_replay_service_overloaded_total",
     # actor
     "zf_actor_games_total", "zf_actor_moves_total", "zf_actor_simulations_total",
     "zf_actor_leaf_evaluations_total", "zf_actor_evaluation_wait_seconds_total",
     "zf_actor_requests_in_flight", "zf_actor_model_version", "zf_actor_resignations_total",
-    "zf_actor_game_length_moves",
+    "zf_actor_game_length_moves", "zf_actor_replay_acked_games_total",
+    "zf_actor_replay_insert_retries_total", "zf_actor_replay_rejected_games_total",
     # learner
     "zf_learner_steps_total", "zf_learner_samples_total", "zf_learner_loss",
     "zf_learner_learning_rate", "zf_learner_published_version",

@@ -14,6 +14,7 @@
 #include "absl/time/clock.h"
 #include "common/grpc/status.h"
 #include "common/logging.h"
+#include "common/metrics/counter.h"
 
 namespace zf::replay {
 namespace {
@@ -101,6 +102,25 @@ absl::StatusOr<std::unique_ptr<ShardedReplayWriter>> ShardedReplayWriter::Create
   if (absl::Status valid = options.Validate(); !valid.ok()) return valid;
   std::unique_ptr<ShardedReplayWriter> writer(new ShardedReplayWriter(std::move(options)));
   const ShardedReplayWriterOptions& o = writer->options_;
+  if (o.metrics != nullptr) {
+    auto& acked = metrics::BuildCounter()
+                      .Name("zf_actor_replay_acked_games_total")
+                      .Help("Games replay acknowledged to this actor, by outcome.")
+                      .Register(*o.metrics);
+    writer->acked_stored_ = &acked.Add({{"outcome", "stored"}});
+    writer->acked_duplicate_ = &acked.Add({{"outcome", "duplicate"}});
+    writer->retries_ =
+        &metrics::BuildCounter()
+             .Name("zf_actor_replay_insert_retries_total")
+             .Help("Replay Insert calls that failed and are retried after a backoff.")
+             .Register(*o.metrics)
+             .Add({});
+    writer->rejected_ = &metrics::BuildCounter()
+                             .Name("zf_actor_replay_rejected_games_total")
+                             .Help("Games replay refused as invalid (dropped).")
+                             .Register(*o.metrics)
+                             .Add({});
+  }
   writer->shards_.resize(o.shards.size());
   for (size_t i = 0; i < o.shards.size(); ++i) {
     writer->shards_[i].address = o.shards[i];
@@ -281,12 +301,26 @@ bool ShardedReplayWriter::Deliver(int shard, std::vector<GameRecord>& games) {
     context.set_deadline(absl::ToChronoTime(absl::Now() + options_.rpc_timeout));
     grpc::Status status = s.stub->Insert(&context, request, &response);
     if (status.ok()) {
+      // The acknowledgement is reported before the games count as acked, so a Flush() that
+      // returns has every id reported.
+      if (options_.on_acked) {
+        std::vector<std::string> ids;
+        ids.reserve(games.size());
+        for (const GameRecord& g : games) ids.push_back(g.game_id());
+        options_.on_acked(ids);
+      }
       absl::MutexLock lock(&mu_);
       s.down = false;
       unacked_ -= static_cast<int64_t>(games.size());
       stats_.acked += static_cast<int64_t>(games.size());
+      int64_t duplicates = 0;
       for (int outcome : response.outcomes()) {
-        if (outcome == InsertResponse::DUPLICATE) ++stats_.duplicates;
+        if (outcome == InsertResponse::DUPLICATE) ++duplicates;
+      }
+      stats_.duplicates += duplicates;
+      if (acked_stored_ != nullptr) {
+        acked_stored_->Increment(static_cast<double>(games.size()) - duplicates);
+        acked_duplicate_->Increment(static_cast<double>(duplicates));
       }
       return true;
     }
@@ -305,12 +339,14 @@ bool ShardedReplayWriter::Deliver(int shard, std::vector<GameRecord>& games) {
       absl::MutexLock lock(&mu_);
       --unacked_;
       ++stats_.rejected;
+      if (rejected_ != nullptr) rejected_->Increment();
       return true;
     }
     // Retryable: back off (full jitter) and resend the same games.
     absl::MutexLock lock(&mu_);
     s.down = true;
     ++stats_.retries;
+    if (retries_ != nullptr) retries_->Increment();
     double cap = std::min(absl::ToDoubleSeconds(options_.max_backoff),
                           absl::ToDoubleSeconds(options_.initial_backoff) *
                               static_cast<double>(uint64_t{1} << std::min(failures, 30)));

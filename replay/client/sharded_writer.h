@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -37,6 +38,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/grpc/channel.h"
+#include "common/metrics/registry.h"
 #include "common/thread.h"
 #include "proto/zerofleet/v1/replay.grpc.pb.h"
 
@@ -53,6 +55,14 @@ struct ShardedReplayWriterOptions {
   absl::Duration max_backoff = absl::Seconds(5);
   uint64_t seed = 0;  // backoff jitter; 0 = from the clock
   grpc_util::WireSettings wire;
+  // Called on a sender thread with the ids of each acknowledged Insert (stored or duplicate),
+  // before the games stop counting as unacknowledged; must be thread-safe and quick. May be
+  // empty. (`zf actor --acked_log` writes them to a file for the chaos tests.)
+  std::function<void(const std::vector<std::string>& game_ids)> on_acked;
+  // Not owned; may be null. Exports zf_actor_replay_acked_games_total{outcome="stored"|
+  // "duplicate"}, zf_actor_replay_insert_retries_total (failed Insert calls that will be retried)
+  // and zf_actor_replay_rejected_games_total (dropped after INVALID_ARGUMENT).
+  metrics::Registry* metrics = nullptr;
 
   // Returns: OK; InvalidArgument naming the bad field.
   absl::Status Validate() const;
@@ -134,6 +144,11 @@ class ShardedReplayWriter {
   absl::Mutex spool_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   int spool_fd_ ABSL_GUARDED_BY(spool_mu_) = -1;
   std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_);
+
+  metrics::Counter* acked_stored_ = nullptr;  // null without options_.metrics
+  metrics::Counter* acked_duplicate_ = nullptr;
+  metrics::Counter* retries_ = nullptr;
+  metrics::Counter* rejected_ = nullptr;
 
   std::vector<Thread> threads_;
 };

@@ -1,0 +1,514 @@
+"""Faults under load on the multi-host fleet, and what they must not break.
+
+A session starts the fleet (fleetlib.Fleet), waits for steady self-play (games acknowledged by
+replay), then injects faults one after another. For each fault it measures the acknowledged
+games/s before it, the seconds until the fleet is back at 80% of that rate after the fault ends,
+the failed-and-retried replay inserts, the inference server's open streams, and what is fault
+specific (the learner's step across its restart, refused inserts on a full disk). At the end it
+stops every process as Kubernetes would (SIGTERM, grace period), lists what every replay shard's
+log holds (`zf replay ls`) and compares it with the ids the actors were told were stored.
+
+Checked (a session fails on any): every acknowledged game is in replay, no game is stored twice,
+the model version served never goes backwards, the learner never restarts behind its last
+checkpoint, no process crashes or hangs past its grace period, the fleet recovers to 80% of its
+rate within the bound, and the inference server's open streams return to one per actor.
+"""
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import time
+
+import fleetlib
+from fleetlib import metric
+
+# The alert each fault must raise in the live Prometheus: (alertname, instance host or None).
+EXPECTED_ALERTS = {
+    "replay-kill": [("ZfProcessRestarted", "replay-0"), ("ZfTargetMissedScrapes", "replay-0")],
+    "inference-kill": [("ZfProcessRestarted", "inference")],
+    "learner-kill": [("ZfProcessRestarted", "learner")],
+    "partition-actor": [("ZfTargetMissedScrapes", "actor-1")],
+    "partition-replay": [("ZfTargetMissedScrapes", "replay-1"), ("ZfActorReplayRetrying", None)],
+    "sigstop-inference": [("ZfTargetMissedScrapes", "inference")],
+    "disk-full": [("ZfReplayInsertsRefused", "replay-0")],
+    "rolling-restart": [("ZfProcessRestarted", "replay-1"), ("ZfProcessRestarted", "actor-2")],
+}
+ALERT_BOUND_S = 30
+
+RECOVERY_FRACTION = 0.8
+RECOVERY_BOUND_S = 120
+STREAMS_BOUND_S = 90  # keepalive 20 s + timeout 10 s on each side, plus reconnect backoff
+
+
+class Durations:
+    """The issue's durations (full) or shortened ones for the suite in `make test` (quick)."""
+
+    def __init__(self, quick):
+        self.quick = quick
+        self.baseline_s = 10 if quick else 20
+        self.replay_down_s = 5 if quick else 20
+        self.partition_s = 8 if quick else 30
+        self.sigstop_s = 5 if quick else 15
+        self.disk_full_s = 8 if quick else 20
+        self.settle_s = 3 if quick else 10
+
+
+FAULTS = ["replay-kill", "inference-kill", "learner-kill", "partition-actor", "partition-replay",
+          "sigstop-inference", "disk-full", "rolling-restart"]
+
+
+class Session:
+    def __init__(self, run_dir, zf, quick, actors=2, previous_zf=None, interval=1.0, log=print):
+        self.fleet = fleetlib.Fleet(run_dir, zf, actors=actors)
+        self.d = Durations(quick)
+        self.previous_zf = previous_zf
+        self.interval = interval
+        self.log = log
+        self.monitor = None
+        self.faults = []
+        self.failures = []
+        self.learner_restarts = []
+        self.prometheus = None
+
+    # ---- helpers ----
+    def expect(self, ok, message):
+        if not ok:
+            self.failures.append(message)
+            self.log(f"  FAIL: {message}")
+
+    def actors(self):
+        return self.fleet.by_role("actor")
+
+    def counter_total(self, role, name, **labels):
+        """Sum over hosts of `role` of a counter's increase over the session (restarts reset a
+        process's counters; the increase across them is summed)."""
+        total = 0.0
+        for h in self.fleet.by_role(role):
+            prev = None
+            for _, v in self.monitor.series(h.name, name, **labels):
+                if prev is not None:
+                    total += v - prev if v >= prev else v
+                else:
+                    total += v
+                prev = v
+        return total
+
+    def open_streams(self):
+        inf = self.fleet.by_role("inference")[0]
+        return self.monitor.latest(inf.name, "zf_inference_open_streams")
+
+    def wait(self, seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            crashed = self.fleet.check_crashes()
+            for name in crashed:
+                h = self.fleet.hosts[name]
+                self.expect(False, f"{name} exited on its own with code {h.crashes[-1]}:\n"
+                                   f"{h.log_text()[-2000:]}")
+            time.sleep(min(0.5, max(0.0, end - time.monotonic())))
+
+    def learner_step_log(self, learner):
+        """(last published step, step each start resumed from) from the learner's logs."""
+        text = learner.log_text()
+        published = [int(s) for s in re.findall(r"published version \d+ at step (\d+)", text)]
+        starts = [int(s) for s in re.findall(r"zf learner: \S+ step (\d+)", text)]
+        return (published[-1] if published else 0), starts
+
+    # ---- lifecycle ----
+    def start(self, tmpfs_replay=None):
+        self.fleet.create_network()
+        if tmpfs_replay is not None:
+            host = self.fleet.hosts[tmpfs_replay]
+            self.fleet.mount_tmpfs(host.volume_dirs()[0], 64 << 20)
+        for h in self.fleet.hosts.values():
+            self.fleet.start(h)
+            self.log(f"  {h.name:10s} {h.address:14s} up ({h.role})")
+        self.monitor = fleetlib.Monitor(self.fleet, interval=self.interval)
+        self.monitor.start()
+        if fleetlib.Prometheus.available():
+            self.prometheus = fleetlib.Prometheus(self.fleet)
+            self.prometheus.start()
+        else:
+            self.log("  (no prometheus binary: the alert checks are skipped)")
+        # Steady load: games acknowledged for a few seconds in a row.
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            self.wait(2)
+            t = self.monitor.now()
+            if self.monitor.acked_rate(t - 5, t) > 0 and self.monitor.acked_rate(t - 2, t) > 0:
+                break
+        else:
+            raise RuntimeError("no games acknowledged within 180 s of start-up")
+        self.wait(self.d.baseline_s)
+
+    def measure_fault(self, name, inject, details=None):
+        """Runs `inject()` (returns when the fault is over) and measures the recovery."""
+        m = self.monitor
+        t0 = m.now()
+        baseline = m.acked_rate(t0 - self.d.baseline_s, t0)
+        retries0 = self.counter_total("actor", "zf_actor_replay_insert_retries_total")
+        streams0 = self.open_streams()
+        self.log(f"- {name}: baseline {baseline:.1f} acknowledged games/s")
+        extra = inject() or {}
+        t1 = m.now()
+        recovered_at = None
+        while m.now() - t1 < RECOVERY_BOUND_S:
+            self.wait(1)
+            t = m.now()
+            if t - t1 >= 3 and m.acked_rate(t - 5, t) >= RECOVERY_FRACTION * baseline:
+                recovered_at = t
+                break
+        alerts = self.check_alerts(name, t1)
+        # Streams: back to one per live actor (dead ones noticed by keepalive and freed).
+        want = sum(1 for a in self.actors() if a.alive())
+        streams_at = None
+        while m.now() - t1 < STREAMS_BOUND_S:
+            if self.open_streams() == want:
+                streams_at = m.now()
+                break
+            self.wait(1)
+        self.wait(self.d.settle_s)
+        report = {
+            "fault": name,
+            "fault_start_s": round(t0, 1),
+            "fault_seconds": round(t1 - t0, 1),
+            "baseline_games_per_s": round(baseline, 2),
+            "recovery_s_after_fault": None if recovered_at is None else round(recovered_at - t1, 1),
+            "rate_after_games_per_s": round(m.acked_rate(m.now() - 5, m.now()), 2),
+            "insert_retries": int(self.counter_total(
+                "actor", "zf_actor_replay_insert_retries_total") - retries0),
+            "inference_open_streams_before": streams0,
+            "inference_open_streams_after": self.open_streams(),
+            "streams_back_s_after_fault": None if streams_at is None else round(streams_at - t1, 1),
+            "alerts": alerts,
+        }
+        report.update(extra)
+        self.expect(recovered_at is not None,
+                    f"{name}: not back at {RECOVERY_FRACTION:.0%} of {baseline:.1f} games/s within "
+                    f"{RECOVERY_BOUND_S} s")
+        self.expect(streams_at is not None,
+                    f"{name}: inference open streams {self.open_streams()} != {want} after "
+                    f"{STREAMS_BOUND_S} s")
+        self.log("  " + json.dumps(report))
+        self.faults.append(report)
+        return report
+
+    def check_alerts(self, name, t_end):
+        """Waits (bounded) for each alert `name` should raise; returns what was seen."""
+        if self.prometheus is None:
+            return None
+        seen = {}
+        want = EXPECTED_ALERTS.get(name, [])
+        while True:
+            for alertname, labels, state in self.prometheus.alerts():
+                for w_name, w_host in want:
+                    if alertname == w_name and (w_host is None or
+                                                labels.get("instance", "").startswith(w_host + ":")):
+                        seen[f"{w_name}{'' if w_host is None else '{' + w_host + '}'}"] = state
+            if len(seen) == len(want) or self.monitor.now() - t_end > ALERT_BOUND_S:
+                break
+            self.wait(1)
+        for w_name, w_host in want:
+            key = f"{w_name}{'' if w_host is None else '{' + w_host + '}'}"
+            self.expect(key in seen, f"{name}: alert {key} did not fire within {ALERT_BOUND_S} s")
+        return seen
+
+    # ---- faults ----
+    def fault(self, name):
+        f = self.fleet
+        d = self.d
+        if name == "replay-kill":
+            shard = f.hosts["replay-0"]
+
+            def inject():
+                shard.kill9()
+                self.wait(d.replay_down_s)
+                f.start(shard)
+                return {"host": shard.name, "down_s": d.replay_down_s}
+            return self.measure_fault(name, inject)
+        if name == "inference-kill":
+            inf = f.by_role("inference")[0]
+
+            def inject():
+                inf.kill9()
+                f.start(inf)
+                return {"host": inf.name}
+            return self.measure_fault(name, inject)
+        if name == "learner-kill":
+            learner = f.by_role("learner")[0]
+
+            def inject():
+                steps_before = self.monitor.latest(learner.name, "zf_learner_steps_total") or 0
+                last_ckpt, starts = self.learner_step_log(learner)
+                step_before = (starts[-1] if starts else 0) + int(steps_before)
+                learner.kill9()
+                f.start(learner)
+                _, starts = self.learner_step_log(learner)
+                resumed = starts[-1] if starts else None
+                self.expect(resumed is not None and resumed >= last_ckpt,
+                            f"learner resumed at step {resumed}, behind its last checkpoint "
+                            f"(step {last_ckpt})")
+                info = {"host": learner.name, "learner_step_before_kill": step_before,
+                        "learner_last_checkpoint_step": last_ckpt,
+                        "learner_step_after_restart": resumed,
+                        "learner_steps_lost": None if resumed is None else step_before - resumed}
+                self.learner_restarts.append(info)
+                return info
+            return self.measure_fault(name, inject)
+        if name in ("partition-actor", "partition-replay"):
+            host = self.actors()[0] if name == "partition-actor" else f.hosts["replay-1"]
+
+            def inject():
+                host.link(False)
+                self.wait(d.partition_s)
+                host.link(True)
+                return {"host": host.name, "partition_s": d.partition_s}
+            return self.measure_fault(name, inject)
+        if name == "sigstop-inference":
+            inf = f.by_role("inference")[0]
+
+            def inject():
+                inf.signal(signal.SIGSTOP)
+                self.wait(d.sigstop_s)
+                inf.signal(signal.SIGCONT)
+                return {"host": inf.name, "stopped_s": d.sigstop_s}
+            return self.measure_fault(name, inject)
+        if name == "disk-full":
+            shard = f.hosts["replay-0"]
+
+            def inject():
+                volume = shard.volume_dirs()[0]
+                errors0 = self.monitor.latest(shard.name, "zf_replay_log_write_errors_total",
+                                              reason="disk_full") or 0
+                stored0 = self.monitor.latest(shard.name, "zf_replay_inserts_total") or 0
+                filler = volume / "filler"
+                subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=1M"],
+                               capture_output=True, timeout=60)  # until ENOSPC
+                self.wait(d.disk_full_s)
+                errors = (self.monitor.latest(shard.name, "zf_replay_log_write_errors_total",
+                                              reason="disk_full") or 0) - errors0
+                stored_full = (self.monitor.latest(shard.name, "zf_replay_inserts_total") or 0)
+                filler.unlink()
+                self.expect(errors > 0, "disk-full: the shard never refused an insert")
+                return {"host": shard.name, "full_s": d.disk_full_s,
+                        "refused_group_commits": int(errors),
+                        "stored_while_full": int(stored_full - stored0)}
+            return self.measure_fault(name, inject)
+        if name == "rolling-restart":
+            def inject():
+                stops = []
+                for h in list(f.hosts.values()):
+                    seconds, code, hung = h.stop()
+                    stops.append({"host": h.name, "stop_s": round(seconds, 1), "exit_code": code,
+                                  "hung": hung})
+                    self.expect(not hung, f"rolling restart: {h.name} still running after its "
+                                          f"{h.grace_s:.0f} s grace period")
+                    self.expect(code == 0, f"rolling restart: {h.name} exited {code} on SIGTERM")
+                    f.start(h)
+                info = {"stops": stops}
+                if self.previous_zf:
+                    info["previous_release_actor"] = self.previous_actor()
+                return info
+            return self.measure_fault(name, inject)
+        raise ValueError(f"unknown fault {name!r}; known: {', '.join(FAULTS)}")
+
+    def previous_actor(self):
+        """An actor of the previous release joins for a while: its games must be stored."""
+        actor = self.actors()[-1]
+        seconds, code, _ = actor.stop()
+        before = len(self.monitor.acked_order)
+        self.fleet.start(actor, zf=self.previous_zf)
+        self.wait(max(15, self.d.baseline_s))
+        seconds, code, hung = actor.stop()
+        acked = len(self.monitor.acked_order) - before
+        self.expect(acked > 0, "the previous release's actor got no game acknowledged")
+        self.expect(code == 0 and not hung, f"the previous release's actor exited {code}")
+        self.fleet.start(actor)
+        return {"binary": self.previous_zf, "games_acknowledged": acked, "exit_code": code}
+
+    # ---- end ----
+    def close(self):
+        """Stops the monitor and Prometheus (idempotent); the fleet's with-block removes hosts."""
+        if self.monitor is not None and self.monitor.is_alive():
+            self.monitor.stop()
+        if self.prometheus is not None:
+            self.prometheus.stop()
+
+    def finish(self):
+        """Stops everything (actors first, so they flush), then compares acks with replay."""
+        stops = []
+        order = self.actors() + [h for h in self.fleet.hosts.values() if h.role != "actor"]
+        for h in order:
+            seconds, code, hung = h.stop()
+            stops.append({"host": h.name, "stop_s": round(seconds, 1), "exit_code": code,
+                          "hung": hung})
+            self.expect(not hung, f"{h.name} still running {h.grace_s:.0f} s after SIGTERM")
+            self.expect(code == 0, f"{h.name} exited {code} after SIGTERM")
+        self.close()
+        stored = {}
+        shards = {}
+        for h in self.fleet.by_role("replay"):
+            data_dir = h.host_path(next(a.split("=", 1)[1] for a in h.spec["command"]
+                                        if a.startswith("--dir=")))
+            out = subprocess.run([self.fleet.zf, "replay", "ls", f"--dir={data_dir}", "--json"],
+                                 capture_output=True, text=True, timeout=120)
+            if out.returncode != 0:
+                self.expect(False, f"zf replay ls {data_dir}: {out.stderr.strip()}")
+                continue
+            listing = json.loads(out.stdout)
+            shards[h.name] = {k: listing[k] for k in ("segments", "records", "games",
+                                                      "unreadable", "torn_bytes")}
+            shards[h.name]["duplicated_ids"] = len(listing["duplicated_ids"])
+            for gid in listing["game_ids"]:
+                stored[gid] = stored.get(gid, 0) + 1
+            for gid in listing["duplicated_ids"]:
+                stored[gid] = stored.get(gid, 0) + 1
+        acked = set(self.monitor.acked_ids)
+        missing = sorted(acked - set(stored))
+        duplicates = sorted(g for g, n in stored.items() if n > 1)
+        not_acked = len(set(stored) - acked)
+        self.expect(not missing, f"{len(missing)} acknowledged games are not in replay, e.g. "
+                                 f"{missing[:3]}")
+        self.expect(not duplicates, f"{len(duplicates)} games stored more than once, e.g. "
+                                    f"{duplicates[:3]}")
+        versions = self.versions_check()
+        processes = {}
+        for h in self.fleet.hosts.values():
+            processes[h.name] = {"role": h.role, "starts": h.starts,
+                                 "peak_rss_mib": round(h.peak_rss_bytes / 2**20, 1),
+                                 "crashes": h.crashes}
+        return {
+            "games_acknowledged": len(acked),
+            "games_stored": len(stored),
+            "acknowledged_missing_from_replay": len(missing),
+            "stored_more_than_once": len(duplicates),
+            "stored_not_acknowledged": not_acked,
+            "shards": shards,
+            "versions": versions,
+            "replay_insert_retries": int(self.counter_total(
+                "actor", "zf_actor_replay_insert_retries_total")),
+            "learner_restarts": self.learner_restarts,
+            "processes": processes,
+            "final_stops": stops,
+            "seconds": round(self.monitor.now(), 1),
+        }
+
+    def versions_check(self):
+        """Model versions seen in inference's and the actors' metrics never go backwards."""
+        out = {}
+        for h in self.fleet.hosts.values():
+            name = {"inference": "zf_inference_model_version",
+                    "actor": "zf_actor_model_version"}.get(h.role)
+            if name is None:
+                continue
+            series = [v for _, v in self.monitor.series(h.name, name) if v > 0]
+            backwards = sum(1 for a, b in zip(series, series[1:]) if b < a)
+            out[h.name] = {"first": int(series[0]) if series else None,
+                           "last": int(series[-1]) if series else None,
+                           "went_backwards": backwards}
+            self.expect(backwards == 0, f"{h.name}: the model version went backwards "
+                                        f"{backwards} times")
+        return out
+
+
+def run_session(run_dir, zf, faults, quick, actors=2, previous_zf=None, log=print):
+    """One fleet, `faults` in order. Returns the report (dict) with "passed"."""
+    session = Session(run_dir, zf, quick, actors=actors, previous_zf=previous_zf, log=log)
+    report = {"faults": faults, "quick": quick, "actors": actors,
+              "settings": session.fleet.env, "machine": machine()}
+    with session.fleet:
+        try:
+            session.start(tmpfs_replay="replay-0" if "disk-full" in faults else None)
+            for name in faults:
+                session.fault(name)
+            report.update(session.finish())
+        except Exception as e:  # the report says what broke; teardown still runs
+            session.failures.append(f"harness: {type(e).__name__}: {e}")
+        finally:
+            session.close()
+    report["fault_reports"] = session.faults
+    report["failures"] = session.failures
+    report["passed"] = not session.failures
+    return report
+
+
+def run_soak(run_dir, zf, minutes, every_s, seed, log=print):
+    """The fleet for `minutes` with a random fault every `every_s` s; RSS, threads and open files
+    of every process sampled every 10 s. Returns the report with each resource's slope."""
+    rng = random.Random(seed)
+    session = Session(run_dir, zf, quick=False, log=log, interval=2.0)
+    choices = [f for f in FAULTS if f != "rolling-restart"] + ["rolling-restart"]
+    report = {"minutes": minutes, "every_s": every_s, "seed": seed, "machine": machine()}
+    with session.fleet:
+        try:
+            session.start(tmpfs_replay="replay-0")
+            end = time.monotonic() + minutes * 60
+            while time.monotonic() + every_s < end:
+                session.wait(every_s * rng.uniform(0.5, 1.0))
+                session.fault(rng.choice(choices))
+            session.wait(max(0, end - time.monotonic()))
+            report["resources"] = resource_slopes(session.monitor, session.fleet)
+            report.update(session.finish())
+        except Exception as e:
+            session.failures.append(f"harness: {type(e).__name__}: {e}")
+        finally:
+            session.close()
+    report["fault_reports"] = session.faults
+    report["failures"] = session.failures
+    report["passed"] = not session.failures
+    return report
+
+
+def resource_slopes(monitor, fleet, warmup_fraction=0.1):
+    """Per host, over the longest-lived process after warm-up, sampled every 10 s: the least
+    squares slope per hour of RSS (MiB), threads and open files, and their ranges."""
+    out = {}
+    with monitor.lock:
+        samples = list(monitor.samples)
+    if not samples:
+        return out
+    t_end = samples[-1][0]
+    for name in fleet.hosts:
+        runs, current, last_t = [], [], -1e9
+        for t, s in samples:
+            e = s["hosts"].get(name, {})
+            if "rss_bytes" not in e:
+                if current:
+                    runs.append(current)
+                current = []
+                continue
+            if t - last_t >= 10:
+                current.append((t, e))
+                last_t = t
+        if current:
+            runs.append(current)
+        best = max(runs, key=len, default=[])
+        best = [p for p in best if p[0] >= warmup_fraction * t_end] or best
+        if len(best) < 3:
+            continue
+        entry = {"samples": len(best), "span_s": round(best[-1][0] - best[0][0], 1)}
+        for key, scale in (("rss_bytes", 2**20), ("threads", 1), ("open_files", 1)):
+            xs = [t / 3600 for t, _ in best]
+            ys = [e[key] / scale for _, e in best]
+            mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+            var = sum((x - mx) ** 2 for x in xs)
+            slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / var if var else 0.0
+            label = "rss_mib" if key == "rss_bytes" else key
+            entry[label] = {"min": round(min(ys), 1), "max": round(max(ys), 1),
+                            "slope_per_hour": round(slope, 2)}
+        out[name] = entry
+    return out
+
+
+def machine():
+    cpu = "unknown"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "date": time.strftime("%Y-%m-%d")}
