@@ -581,6 +581,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   writer_options.shards = fleet.shard_addresses;
   writer_options.spool_path = dir + "/actor.spool";
   writer_options.seed = config.seed;
+  writer_options.metrics = fleet.actor_registry.get();
   ZF_ASSIGN_OR_RETURN(std::unique_ptr<replay::ShardedReplayWriter> writer,
                       replay::ShardedReplayWriter::Create(std::move(writer_options)));
   fleet.sink = std::make_unique<actor::ReplayGameSink>(std::move(writer));

@@ -104,19 +104,19 @@ absl::StatusOr<std::unique_ptr<ShardedReplayWriter>> ShardedReplayWriter::Create
   const ShardedReplayWriterOptions& o = writer->options_;
   if (o.metrics != nullptr) {
     auto& acked = metrics::BuildCounter()
-                      .Name("zf_actor_replay_acked_games_total")
+                      .Name("zf_replay_writer_acked_games_total")
                       .Help("Games replay acknowledged to this actor, by outcome.")
                       .Register(*o.metrics);
     writer->acked_stored_ = &acked.Add({{"outcome", "stored"}});
     writer->acked_duplicate_ = &acked.Add({{"outcome", "duplicate"}});
     writer->retries_ =
         &metrics::BuildCounter()
-             .Name("zf_actor_replay_insert_retries_total")
+             .Name("zf_replay_writer_insert_retries_total")
              .Help("Replay Insert calls that failed and are retried after a backoff.")
              .Register(*o.metrics)
              .Add({});
     writer->rejected_ = &metrics::BuildCounter()
-                             .Name("zf_actor_replay_rejected_games_total")
+                             .Name("zf_replay_writer_rejected_games_total")
                              .Help("Games replay refused as invalid (dropped).")
                              .Register(*o.metrics)
                              .Add({});

@@ -59,9 +59,9 @@ struct ShardedReplayWriterOptions {
   // before the games stop counting as unacknowledged; must be thread-safe and quick. May be
   // empty. (`zf actor --acked_log` writes them to a file for the chaos tests.)
   std::function<void(const std::vector<std::string>& game_ids)> on_acked;
-  // Not owned; may be null. Exports zf_actor_replay_acked_games_total{outcome="stored"|
-  // "duplicate"}, zf_actor_replay_insert_retries_total (failed Insert calls that will be retried)
-  // and zf_actor_replay_rejected_games_total (dropped after INVALID_ARGUMENT).
+  // Not owned; may be null. Exports zf_replay_writer_acked_games_total{outcome="stored"|
+  // "duplicate"}, zf_replay_writer_insert_retries_total (failed Insert calls that will be retried)
+  // and zf_replay_writer_rejected_games_total (dropped after INVALID_ARGUMENT).
   metrics::Registry* metrics = nullptr;
 
   // Returns: OK; InvalidArgument naming the bad field.

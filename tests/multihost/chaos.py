@@ -148,7 +148,7 @@ class Session:
         m = self.monitor
         t0 = m.now()
         baseline = m.acked_rate(t0 - self.d.baseline_s, t0)
-        retries0 = self.counter_total("actor", "zf_actor_replay_insert_retries_total")
+        retries0 = self.counter_total("actor", "zf_replay_writer_insert_retries_total")
         streams0 = self.open_streams()
         self.log(f"- {name}: baseline {baseline:.1f} acknowledged games/s")
         extra = inject() or {}
@@ -178,7 +178,7 @@ class Session:
             "recovery_s_after_fault": None if recovered_at is None else round(recovered_at - t1, 1),
             "rate_after_games_per_s": round(m.acked_rate(m.now() - 5, m.now()), 2),
             "insert_retries": int(self.counter_total(
-                "actor", "zf_actor_replay_insert_retries_total") - retries0),
+                "actor", "zf_replay_writer_insert_retries_total") - retries0),
             "inference_open_streams_before": streams0,
             "inference_open_streams_after": self.open_streams(),
             "streams_back_s_after_fault": None if streams_at is None else round(streams_at - t1, 1),
@@ -388,7 +388,7 @@ class Session:
             "shards": shards,
             "versions": versions,
             "replay_insert_retries": int(self.counter_total(
-                "actor", "zf_actor_replay_insert_retries_total")),
+                "actor", "zf_replay_writer_insert_retries_total")),
             "learner_restarts": self.learner_restarts,
             "processes": processes,
             "final_stops": stops,
