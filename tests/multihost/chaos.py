@@ -37,6 +37,10 @@ EXPECTED_ALERTS = {
 }
 ALERT_BOUND_S = 30
 
+
+def alert_key(alertname, host):
+    return alertname if host is None else f"{alertname}{{{host}}}"
+
 RECOVERY_FRACTION = 0.8
 RECOVERY_BOUND_S = 120
 STREAMS_BOUND_S = 90  # keepalive 20 s + timeout 10 s on each side, plus reconnect backoff
@@ -96,8 +100,9 @@ class Session:
         return total
 
     def open_streams(self):
+        """The inference server's open Evaluate streams now (None if it does not answer)."""
         inf = self.fleet.by_role("inference")[0]
-        return self.monitor.latest(inf.name, "zf_inference_open_streams")
+        return metric(inf.scrape() or {}, "zf_inference_open_streams")
 
     def wait(self, seconds):
         end = time.monotonic() + seconds
@@ -153,22 +158,32 @@ class Session:
         self.log(f"- {name}: baseline {baseline:.1f} acknowledged games/s")
         extra = inject() or {}
         t1 = m.now()
-        recovered_at = None
-        while m.now() - t1 < RECOVERY_BOUND_S:
-            self.wait(1)
-            t = m.now()
-            if t - t1 >= 3 and m.acked_rate(t - 5, t) >= RECOVERY_FRACTION * baseline:
-                recovered_at = t
-                break
-        alerts = self.check_alerts(name, t1)
-        # Streams: back to one per live actor (dead ones noticed by keepalive and freed).
+        # Back at 80% of the rate, the inference server's streams back to one per live actor
+        # (dead ones noticed by keepalive and freed), and the fault's alerts raised: each timed
+        # from the fault's end.
         want = sum(1 for a in self.actors() if a.alive())
-        streams_at = None
-        while m.now() - t1 < STREAMS_BOUND_S:
-            if self.open_streams() == want:
-                streams_at = m.now()
+        want_alerts = EXPECTED_ALERTS.get(name, []) if self.prometheus is not None else []
+        alerts = {}
+        recovered_at = streams_at = None
+        streams_max = 0
+        while m.now() - t1 < max(RECOVERY_BOUND_S, STREAMS_BOUND_S):
+            t = m.now()
+            if (recovered_at is None and t - t1 >= 3 and
+                    m.acked_rate(t - 5, t) >= RECOVERY_FRACTION * baseline):
+                recovered_at = t
+            streams = self.open_streams()
+            if streams is not None:
+                streams_max = max(streams_max, streams)
+            if streams_at is None and streams == want:
+                streams_at = t
+            if len(alerts) < len(want_alerts) and t - t1 <= ALERT_BOUND_S:
+                alerts.update(self.poll_alerts(want_alerts))
+            if (recovered_at is not None and streams_at is not None and
+                    (len(alerts) == len(want_alerts) or t - t1 > ALERT_BOUND_S)):
                 break
             self.wait(1)
+        for key in (alert_key(*w) for w in want_alerts):
+            self.expect(key in alerts, f"{name}: alert {key} did not fire within {ALERT_BOUND_S} s")
         self.wait(self.d.settle_s)
         report = {
             "fault": name,
@@ -180,9 +195,10 @@ class Session:
             "insert_retries": int(self.counter_total(
                 "actor", "zf_replay_writer_insert_retries_total") - retries0),
             "inference_open_streams_before": streams0,
+            "inference_open_streams_max_after_fault": streams_max,
             "inference_open_streams_after": self.open_streams(),
             "streams_back_s_after_fault": None if streams_at is None else round(streams_at - t1, 1),
-            "alerts": alerts,
+            "alerts": alerts if self.prometheus is not None else None,
         }
         report.update(extra)
         self.expect(recovered_at is not None,
@@ -195,24 +211,14 @@ class Session:
         self.faults.append(report)
         return report
 
-    def check_alerts(self, name, t_end):
-        """Waits (bounded) for each alert `name` should raise; returns what was seen."""
-        if self.prometheus is None:
-            return None
+    def poll_alerts(self, want):
+        """{alert_key: state} of the wanted alerts that are pending or firing now."""
         seen = {}
-        want = EXPECTED_ALERTS.get(name, [])
-        while True:
-            for alertname, labels, state in self.prometheus.alerts():
-                for w_name, w_host in want:
-                    if alertname == w_name and (w_host is None or
-                                                labels.get("instance", "").startswith(w_host + ":")):
-                        seen[f"{w_name}{'' if w_host is None else '{' + w_host + '}'}"] = state
-            if len(seen) == len(want) or self.monitor.now() - t_end > ALERT_BOUND_S:
-                break
-            self.wait(1)
-        for w_name, w_host in want:
-            key = f"{w_name}{'' if w_host is None else '{' + w_host + '}'}"
-            self.expect(key in seen, f"{name}: alert {key} did not fire within {ALERT_BOUND_S} s")
+        for alertname, labels, state in self.prometheus.alerts():
+            for w_name, w_host in want:
+                if alertname == w_name and (w_host is None or
+                                            labels.get("instance", "").startswith(w_host + ":")):
+                    seen[alert_key(w_name, w_host)] = state
         return seen
 
     # ---- faults ----
@@ -240,10 +246,12 @@ class Session:
             learner = f.by_role("learner")[0]
 
             def inject():
-                steps_before = self.monitor.latest(learner.name, "zf_learner_steps_total") or 0
-                last_ckpt, starts = self.learner_step_log(learner)
-                step_before = (starts[-1] if starts else 0) + int(steps_before)
+                _, starts = self.learner_step_log(learner)
+                scraped = learner.scrape() or {}
+                steps_before = metric(scraped, "zf_learner_steps_total") or 0
                 learner.kill9()
+                last_ckpt, _ = self.learner_step_log(learner)
+                step_before = (starts[-1] if starts else 0) + int(steps_before)
                 f.start(learner)
                 _, starts = self.learner_step_log(learner)
                 resumed = starts[-1] if starts else None
@@ -282,10 +290,11 @@ class Session:
                 volume = shard.volume_dirs()[0]
                 errors0 = self.monitor.latest(shard.name, "zf_replay_log_write_errors_total",
                                               reason="disk_full") or 0
-                stored0 = self.monitor.latest(shard.name, "zf_replay_inserts_total") or 0
                 filler = volume / "filler"
-                subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=1M"],
+                subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=64K"],
                                capture_output=True, timeout=60)  # until ENOSPC
+                # (A record that fits in a page the segment already has is still stored.)
+                stored0 = metric(shard.scrape() or {}, "zf_replay_inserts_total") or 0
                 self.wait(d.disk_full_s)
                 errors = (self.monitor.latest(shard.name, "zf_replay_log_write_errors_total",
                                               reason="disk_full") or 0) - errors0
@@ -295,6 +304,18 @@ class Session:
                 return {"host": shard.name, "full_s": d.disk_full_s,
                         "refused_group_commits": int(errors),
                         "stored_while_full": int(stored_full - stored0)}
+            return self.measure_fault(name, inject)
+        if name == "sabotage-lose-acked":
+            # The harness's self-test, not a fault the fleet must survive: kill -9 a shard and
+            # delete its log, so acknowledged games are lost and the session must fail.
+            shard = f.hosts["replay-1"]
+
+            def inject():
+                shard.kill9()
+                for segment in shard.volume_dirs()[0].rglob("segment-*.zlog"):
+                    segment.unlink()
+                f.start(shard)
+                return {"host": shard.name}
             return self.measure_fault(name, inject)
         if name == "rolling-restart":
             def inject():
