@@ -31,6 +31,8 @@ grpc::ChannelArguments ClientChannelArguments(const WireSettings& settings) {
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, Millis(settings.keepalive_timeout));
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, Millis(settings.initial_reconnect_backoff));
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, Millis(settings.max_reconnect_backoff));
   return args;
 }
 

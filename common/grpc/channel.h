@@ -27,6 +27,12 @@ struct WireSettings {
   absl::Duration keepalive_time = absl::Seconds(20);
   // A ping unanswered for this long closes the connection.
   absl::Duration keepalive_timeout = absl::Seconds(10);
+  // A client's channel reconnects to a server that went away after initial_reconnect_backoff,
+  // then waits 1.6x longer (+-20% jitter) per failed attempt, up to max_reconnect_backoff.
+  // (gRPC's defaults, 1 s and 120 s, leave a fleet idle for up to two minutes after a server
+  // that was down for a while is back.)
+  absl::Duration initial_reconnect_backoff = absl::Milliseconds(250);
+  absl::Duration max_reconnect_backoff = absl::Seconds(5);
 };
 
 // Channel arguments for clients with `settings`.

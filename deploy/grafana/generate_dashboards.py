@@ -129,6 +129,23 @@ def fleet():
         ("count(zf_actor_games_total)", "actor processes"),
         ("60 * rate(zf_actor_games_total[1m])", "{{instance}} games/min"),
     ])
+    # The faults of docs/reliability.md, as they happen (their alerts: ZfProcessRestarted,
+    # ZfTargetMissedScrapes, ZfActorReplayRetrying, ZfReplayInsertsRefused).
+    d.panel("Faults: restarts and missed scrapes", [
+        ("changes(zf_process_start_time_seconds[5m])", "restarts {{job}} {{instance}}"),
+        ("1 - min_over_time(up{job=~\"zf-.*\"}[1m])", "missed scrape {{job}} {{instance}}"),
+    ], description="A restart (crash, kill, rolling upgrade) counts 1 for 5 minutes; a missed "
+                   "scrape (process down or stopped, host partitioned) shows as 1.")
+    d.panel("Faults: replay inserts retried and refused", [
+        ("sum by (instance) (rate(zf_replay_writer_insert_retries_total[1m]))",
+         "retried by {{instance}}"),
+        ("sum by (instance, reason) (rate(zf_replay_log_write_errors_total[1m]))",
+         "refused by {{instance}} ({{reason}})"),
+        ("sum(rate(zf_replay_writer_acked_games_total[1m]))", "games acknowledged"),
+    ], unit="ops",
+        description="Actors retry inserts while a shard is down, unreachable or refusing; a "
+                    "shard refuses group commits on a full disk (disk_full) or after a failed "
+                    "write (io). Acknowledged games should dip and come back.")
     return d
 
 

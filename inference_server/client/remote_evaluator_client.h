@@ -11,8 +11,10 @@
 // Threads: the client owns two: a connection thread that (re)opens the stream and writes
 // requests, and a reader per stream that reads answers and runs the callbacks.
 //
-// Backoff: after a stream ends without having delivered an answer, the k-th consecutive retry
-// waits min(max_backoff, initial_backoff * 2^k) * (1 + jitter * u), u uniform in [-1, 1).
+// Backoff: a new stream waits for the channel to connect (wait_for_ready; the channel reconnects
+// on WireSettings' reconnect backoff). After a stream ends without having delivered an answer, the
+// k-th consecutive retry waits min(max_backoff, initial_backoff * 2^k) * (1 + jitter * u), u
+// uniform in [-1, 1).
 //
 // Thread-safety: thread-safe. Callbacks run on the client's reader thread (or on the thread
 // calling Close, with Cancelled), with no client lock held; they may call Submit, not Close.

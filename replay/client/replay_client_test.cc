@@ -101,6 +101,50 @@ TEST_F(ReplayClientTest, WriterSpreadsGamesOverShardsByConsistentHashing) {
   }
 }
 
+// One shard down must not stall the writer once its memory is full: new games whose home is the
+// dead shard go to the live one, each stored exactly once.
+TEST_F(ReplayClientTest, WriterRoutesNewGamesAroundADownShard) {
+  std::unique_ptr<ReplayServer> live = StartServer(0);
+  std::unique_ptr<ReplayServer> dead = StartServer(1);
+  ASSERT_NE(live, nullptr);
+  ASSERT_NE(dead, nullptr);
+  const int dead_port = dead->port();
+  dead.reset();
+  ShardedReplayWriterOptions options;
+  options.shards = {absl::StrCat("127.0.0.1:", live->port()),
+                    absl::StrCat("127.0.0.1:", dead_port)};
+  // At most one request (4 games) waits for the dead shard: those may have been stored there,
+  // so they are retried there. Every other slot must keep moving.
+  options.max_unacked_games = 16;
+  options.max_games_per_request = 4;
+  options.rpc_timeout = absl::Seconds(1);
+  options.max_backoff = absl::Milliseconds(100);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<ShardedReplayWriter> writer,
+                       ShardedReplayWriter::Create(options));
+  int homed_on_dead = 0;
+  for (int i = 0; i < 200; ++i) {
+    std::string id = absl::StrCat("game", i);
+    homed_on_dead += writer->ShardFor(id) == 1;
+    // With 16 slots and half the ids homed on the dead shard, this would block for good if
+    // games waited for their home shard.
+    ASSERT_OK(writer->Write(testing::MakeRecord(id, 3), absl::Now() + absl::Seconds(30)));
+  }
+  ASSERT_GT(homed_on_dead, 20);
+  // Only the request in flight to the dead shard waits for it; every other game is acknowledged
+  // by the live shard, which stores each once.
+  ShardedReplayWriterStats stats = writer->stats();
+  // (Games queued for the dead shard move once its request in flight times out: rpc_timeout.)
+  for (int i = 0; i < 200 && stats.unacked > options.max_games_per_request; ++i) {
+    absl::SleepFor(absl::Milliseconds(50));
+    stats = writer->stats();
+  }
+  EXPECT_LE(stats.unacked, options.max_games_per_request);
+  EXPECT_GE(stats.rerouted, homed_on_dead - options.max_games_per_request);
+  EXPECT_EQ(stats.acked + stats.unacked, 200);
+  EXPECT_EQ(Info(*live).games(), stats.acked);
+  EXPECT_EQ(stats.duplicates, 0);
+}
+
 TEST_F(ReplayClientTest, WriterSpoolsWhenEveryShardIsDownAndResendsOnReconnect) {
   std::unique_ptr<ReplayServer> server = StartServer(0);
   ASSERT_NE(server, nullptr);

@@ -124,8 +124,8 @@ absl::StatusOr<std::unique_ptr<ShardedReplayWriter>> ShardedReplayWriter::Create
   writer->shards_.resize(o.shards.size());
   for (size_t i = 0; i < o.shards.size(); ++i) {
     writer->shards_[i].address = o.shards[i];
-    writer->shards_[i].stub =
-        zerofleet::v1::Replay::NewStub(grpc_util::CreateChannel(o.shards[i], o.wire));
+    writer->shards_[i].channel = grpc_util::CreateChannel(o.shards[i], o.wire);
+    writer->shards_[i].stub = zerofleet::v1::Replay::NewStub(writer->shards_[i].channel);
     for (int v = 0; v < o.virtual_nodes; ++v) {
       writer->ring_.emplace(Hash(absl::StrCat(o.shards[i], "#", v)), static_cast<int>(i));
     }
@@ -170,11 +170,32 @@ int ShardedReplayWriter::ShardFor(const std::string& game_id) const {
   return it->second;
 }
 
+bool ShardedReplayWriter::Available(const Shard& s) const {
+  // TRANSIENT_FAILURE: the channel lost its connection and could not reconnect yet (the process
+  // is gone or refusing); known at once, before any Insert to it times out.
+  return !s.down && s.channel->GetState(/*try_to_connect=*/false) != GRPC_CHANNEL_TRANSIENT_FAILURE;
+}
+
 bool ShardedReplayWriter::AllDown() const {
   for (const Shard& s : shards_) {
-    if (!s.down) return false;
+    if (Available(s)) return false;
   }
   return true;
+}
+
+int ShardedReplayWriter::RouteNewGame(const std::string& game_id) const {
+  auto start = ring_.lower_bound(Hash(game_id));
+  if (start == ring_.end()) start = ring_.begin();
+  const int home = start->second;
+  // With a spool, a game may be resent by the next run, which would not know where it went.
+  if (!options_.spool_path.empty() || Available(shards_[static_cast<size_t>(home)])) return home;
+  // The next shard clockwise on the ring that is up.
+  auto it = start;
+  for (size_t n = 0; n < ring_.size(); ++n) {
+    if (++it == ring_.end()) it = ring_.begin();
+    if (Available(shards_[static_cast<size_t>(it->second)])) return it->second;
+  }
+  return home;
 }
 
 absl::Status ShardedReplayWriter::Write(GameRecord game, absl::Time deadline) {
@@ -192,7 +213,11 @@ absl::Status ShardedReplayWriter::Write(GameRecord game, absl::Time deadline) {
     if (unacked_ < options_.max_unacked_games) {
       ++unacked_;
       ++stats_.written;
-      shards_[static_cast<size_t>(ShardFor(game.game_id()))].queue.push_back(std::move(game));
+      // A new game has never been sent anywhere, so it may go to any shard; once queued it is
+      // retried only there (its retries deduplicate on that shard).
+      const int shard = RouteNewGame(game.game_id());
+      if (shard != ShardFor(game.game_id())) ++stats_.rerouted;
+      shards_[static_cast<size_t>(shard)].queue.push_back(std::move(game));
       return absl::OkStatus();
     }
   }
@@ -265,6 +290,8 @@ void ShardedReplayWriter::SpoolLoop() {
       }
       if (parsed) {
         ++unacked_;
+        // A spooled game may have been sent to its home shard before (Close spills what was in
+        // flight), so it goes home: its retry must deduplicate there.
         shards_[static_cast<size_t>(ShardFor(game.game_id()))].queue.push_back(std::move(game));
       }
     }
@@ -299,6 +326,9 @@ bool ShardedReplayWriter::Deliver(int shard, std::vector<GameRecord>& games) {
     InsertResponse response;
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(absl::Now() + options_.rpc_timeout));
+    // A shard that is away (restarting, unreachable) is waited for until the deadline, so the
+    // insert goes out as soon as the channel reconnects instead of after this loop's backoff.
+    context.set_wait_for_ready(true);
     grpc::Status status = s.stub->Insert(&context, request, &response);
     if (status.ok()) {
       // The acknowledgement is reported before the games count as acked, so a Flush() that
@@ -345,6 +375,18 @@ bool ShardedReplayWriter::Deliver(int shard, std::vector<GameRecord>& games) {
     // Retryable: back off (full jitter) and resend the same games.
     absl::MutexLock lock(&mu_);
     s.down = true;
+    if (options_.spool_path.empty() && !s.queue.empty()) {
+      // The games still queued here were never sent (the batch in flight is `games`), so they
+      // may go to a shard that is up instead of holding their memory slots until this one is back.
+      std::deque<GameRecord> stranded;
+      stranded.swap(s.queue);
+      for (GameRecord& g : stranded) {
+        const int to = RouteNewGame(g.game_id());
+        const int home = ShardFor(g.game_id());
+        if (shard == home && to != home) ++stats_.rerouted;  // once per game
+        shards_[static_cast<size_t>(to)].queue.push_back(std::move(g));
+      }
+    }
     ++stats_.retries;
     if (retries_ != nullptr) retries_->Increment();
     double cap = std::min(absl::ToDoubleSeconds(options_.max_backoff),

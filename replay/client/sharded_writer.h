@@ -2,12 +2,20 @@
 // makes sure every game is eventually acknowledged by one.
 //
 // Routing: consistent hashing of the game id onto a ring of `virtual_nodes` points per shard, so a
-// game always goes to the same shard (its retries deduplicate there) and adding a shard moves only
-// about 1/N of the ids.
+// game goes to its home shard (ShardFor) and adding a shard moves only about 1/N of the ids. A new
+// game whose home shard is down (its channel is in TRANSIENT_FAILURE, or its last Insert failed)
+// goes to the next shard clockwise on the ring that is up, so one shard down does not stall the
+// actors once their memory fills: a game that was never sent cannot be stored at its home shard,
+// so this keeps "stored once". Once queued, a game is sent and retried only at that one shard (its
+// retries deduplicate there); games already queued for a shard wait for it. Only without a spool:
+// a spooled game is resent by the next run, which would not know where it went, so with a spool
+// every game goes home.
 //
 // Delivery: Write() queues the game for its shard; one owned sender thread per shard sends up to
 // `max_games_per_request` queued games per Insert and forgets them once acknowledged (STORED or
-// DUPLICATE). On a retryable error (UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, ...) the
+// DUPLICATE); each Insert waits up to rpc_timeout for the shard's channel to connect
+// (wait_for_ready), so a shard that comes back gets its games as soon as the channel reconnects.
+// On a retryable error (UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, ...) the
 // shard is marked down and the sender retries the same games after a jittered exponential backoff
 // (full jitter: a uniform wait in [0, min(max_backoff, initial_backoff * 2^failures)]): games are
 // resent on reconnect, never lost, and duplicates are harmless. A game refused with
@@ -77,6 +85,7 @@ struct ShardedReplayWriterStats {
   int64_t spooled = 0;        // games written to the spool file
   int64_t unacked = 0;        // games in memory now, not yet acknowledged
   int64_t spool_pending = 0;  // games in the spool file not yet read back
+  int64_t rerouted = 0;       // new games sent to another shard than their home (it was down)
 };
 
 class ShardedReplayWriter {
@@ -104,13 +113,14 @@ class ShardedReplayWriter {
   // counted in the log). Idempotent.
   void Close() ABSL_LOCKS_EXCLUDED(mu_);
 
-  // The shard index `game_id` maps to.
+  // The home shard of `game_id` (where it goes while that shard is up).
   int ShardFor(const std::string& game_id) const;
   ShardedReplayWriterStats stats() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   struct Shard {
     std::string address;
+    std::shared_ptr<grpc::Channel> channel;
     std::unique_ptr<zerofleet::v1::Replay::Stub> stub;
     std::deque<zerofleet::v1::GameRecord> queue;  // guarded by the writer's mu_
     bool down = false;                            // guarded by the writer's mu_
@@ -119,7 +129,11 @@ class ShardedReplayWriter {
   explicit ShardedReplayWriter(ShardedReplayWriterOptions options);
   void SenderLoop(int shard) ABSL_LOCKS_EXCLUDED(mu_);
   void SpoolLoop() ABSL_LOCKS_EXCLUDED(mu_);
+  // Up: not marked down by a failed Insert and its channel not in TRANSIENT_FAILURE.
+  bool Available(const Shard& s) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool AllDown() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The shard a new game goes to: its home shard if that is up, else the next one up on the ring.
+  int RouteNewGame(const std::string& game_id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Appends `game` to the spool and counts it (in `written` too if `new_game`). Takes spool_mu_
   // then mu_.
   absl::Status Spool(const zerofleet::v1::GameRecord& game, bool new_game)

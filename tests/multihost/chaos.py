@@ -200,6 +200,7 @@ class Session:
             "streams_back_s_after_fault": None if streams_at is None else round(streams_at - t1, 1),
             "alerts": alerts if self.prometheus is not None else None,
         }
+        report["acked_per_s_timeline"] = self.timeline(t0 - 3, m.now())
         report.update(extra)
         self.expect(recovered_at is not None,
                     f"{name}: not back at {RECOVERY_FRACTION:.0%} of {baseline:.1f} games/s within "
@@ -210,6 +211,19 @@ class Session:
         self.log("  " + json.dumps(report))
         self.faults.append(report)
         return report
+
+    def timeline(self, t_from, t_to):
+        """Acknowledged games in each whole second from `t_from` (monitor time) to `t_to`."""
+        with self.monitor.lock:
+            pts = [(t, s["acked"]) for t, s in self.monitor.samples if t_from - 1 <= t <= t_to]
+        out = []
+        t = t_from
+        while t + 1 <= t_to and pts:
+            before = [a for tt, a in pts if tt <= t]
+            after = [a for tt, a in pts if tt <= t + 1]
+            out.append((after[-1] if after else 0) - (before[-1] if before else 0))
+            t += 1
+        return out
 
     def poll_alerts(self, want):
         """{alert_key: state} of the wanted alerts that are pending or firing now."""
