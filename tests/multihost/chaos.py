@@ -75,6 +75,7 @@ class Session:
         self.failures = []
         self.learner_restarts = []
         self.prometheus = None
+        self.previous_release = None
 
     # ---- helpers ----
     def expect(self, ok, message):
@@ -350,18 +351,25 @@ class Session:
         raise ValueError(f"unknown fault {name!r}; known: {', '.join(FAULTS)}")
 
     def previous_actor(self):
-        """An actor of the previous release joins for a while: its games must be stored."""
+        """An actor of the previous release replaces actor-2 for a while, then the new one comes
+        back. The old binary has no --acked_log: it flushes what it played before it exits 0 and
+        prints how many games it played, and its game ids carry its actor id, so the finish
+        checks that replay holds exactly that many games of that actor."""
         actor = self.actors()[-1]
-        seconds, code, _ = actor.stop()
-        before = len(self.monitor.acked_order)
-        self.fleet.start(actor, zf=self.previous_zf)
+        actor.stop()
+        self.fleet.start(actor, zf=self.previous_zf, acked_log=False)
         self.wait(max(15, self.d.baseline_s))
         seconds, code, hung = actor.stop()
-        acked = len(self.monitor.acked_order) - before
-        self.expect(acked > 0, "the previous release's actor got no game acknowledged")
-        self.expect(code == 0 and not hung, f"the previous release's actor exited {code}")
+        out = (actor.dir / f"{actor.role}.{actor.starts}.stdout").read_text(errors="replace")
+        m = re.search(r"zf actor (\S+): (\d+) games", out)
+        self.expect(code == 0 and not hung and m is not None,
+                    f"the previous release's actor exited {code}: {out[-500:]}")
         self.fleet.start(actor)
-        return {"binary": self.previous_zf, "games_acknowledged": acked, "exit_code": code}
+        if m:
+            self.previous_release = {"binary": self.previous_zf, "actor_id": m.group(1),
+                                     "games_played": int(m.group(2)), "exit_code": code,
+                                     "stop_s": round(seconds, 1)}
+        return self.previous_release
 
     # ---- end ----
     def close(self):
@@ -400,6 +408,13 @@ class Session:
                 stored[gid] = stored.get(gid, 0) + 1
             for gid in listing["duplicated_ids"]:
                 stored[gid] = stored.get(gid, 0) + 1
+        if self.previous_release is not None:
+            prefix = self.previous_release["actor_id"] + "/"
+            found = sum(1 for g in stored if g.startswith(prefix))
+            self.previous_release["games_in_replay"] = found
+            self.expect(found == self.previous_release["games_played"] and found > 0,
+                        f"previous release's actor played {self.previous_release['games_played']}"
+                        f" games, replay holds {found}")
         acked = set(self.monitor.acked_ids)
         missing = sorted(acked - set(stored))
         duplicates = sorted(g for g, n in stored.items() if n > 1)
@@ -425,6 +440,7 @@ class Session:
             "replay_insert_retries": int(self.counter_total(
                 "actor", "zf_replay_writer_insert_retries_total")),
             "learner_restarts": self.learner_restarts,
+            "previous_release_actor": self.previous_release,
             "processes": processes,
             "final_stops": stops,
             "seconds": round(self.monitor.now(), 1),

@@ -166,18 +166,20 @@ class Host:
             out.append(self.dir / "volumes" / source)
         return out
 
-    def argv(self, zf=None):
+    def argv(self, zf=None, acked_log=True):
         args = []
         for arg in self.spec["command"][1:]:
             m = re.fullmatch(r"(--[a-z_]+=)(/.*)", arg)
             args.append(m.group(1) + self.host_path(m.group(2)) if m else arg)
-        if self.acked_log is not None:
+        if self.acked_log is not None and acked_log:
             args.append(f"--acked_log={self.acked_log}")
         env = [f"{k}={v}" for k, v in (self.spec.get("environment") or {}).items()]
         return (["ip", "netns", "exec", self.ns, "env"] + env +
                 [zf or self.fleet.zf, self.role] + args)
 
-    def start(self, zf=None):
+    def start(self, zf=None, acked_log=True):
+        """Starts the service (`zf`: another binary, e.g. the previous release; `acked_log`:
+        False for a binary that has no --acked_log)."""
         for d in self.volume_dirs():
             d.mkdir(parents=True, exist_ok=True)
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -185,7 +187,7 @@ class Host:
         out = open(self.dir / f"{self.role}.{self.starts}.stdout", "wb")
         err = open(self.dir / f"{self.role}.{self.starts}.stderr", "wb")
         # `ip netns exec` and `env` exec the next program, so the pid is zf's own.
-        self.proc = subprocess.Popen(self.argv(zf), stdin=subprocess.DEVNULL, stdout=out,
+        self.proc = subprocess.Popen(self.argv(zf, acked_log), stdin=subprocess.DEVNULL, stdout=out,
                                      stderr=err, start_new_session=True)
         out.close()
         err.close()
@@ -346,8 +348,8 @@ class Fleet:
         self.mounts.append(path)
 
     # ---- processes ----
-    def start(self, host, zf=None, wait_healthy=True, timeout=180):
-        host.start(zf)
+    def start(self, host, zf=None, wait_healthy=True, timeout=180, acked_log=True):
+        host.start(zf, acked_log)
         if wait_healthy:
             self.wait_healthy(host, timeout)
 
