@@ -64,8 +64,10 @@ FAULTS = ["replay-kill", "inference-kill", "learner-kill", "partition-actor", "p
 
 
 class Session:
-    def __init__(self, run_dir, zf, quick, actors=2, previous_zf=None, interval=1.0, log=print):
-        self.fleet = fleetlib.Fleet(run_dir, zf, actors=actors)
+    def __init__(self, run_dir, zf, quick, actors=2, previous_zf=None, interval=1.0, log=print,
+                 env=None, tmpfs_bytes=64 << 20):
+        self.fleet = fleetlib.Fleet(run_dir, zf, actors=actors, env=env)
+        self.tmpfs_bytes = tmpfs_bytes
         self.d = Durations(quick)
         self.previous_zf = previous_zf
         self.interval = interval
@@ -127,7 +129,7 @@ class Session:
         self.fleet.create_network()
         if tmpfs_replay is not None:
             host = self.fleet.hosts[tmpfs_replay]
-            self.fleet.mount_tmpfs(host.volume_dirs()[0], 64 << 20)
+            self.fleet.mount_tmpfs(host.volume_dirs()[0], self.tmpfs_bytes)
         for h in self.fleet.hosts.values():
             self.fleet.start(h)
             self.log(f"  {h.name:10s} {h.address:14s} up ({h.role})")
@@ -489,7 +491,12 @@ def run_soak(run_dir, zf, minutes, every_s, seed, log=print):
     """The fleet for `minutes` with a random fault every `every_s` s; RSS, threads and open files
     of every process sampled every 10 s. Returns the report with each resource's slope."""
     rng = random.Random(seed)
-    session = Session(run_dir, zf, quick=False, log=log, interval=2.0)
+    # Slower self-play (64 simulations) and a window that holds the whole run, so that every
+    # acknowledged game is still in replay at the end: the loss check stays exact. The replay
+    # shards' memory therefore grows with the window by design; the report gives its slope.
+    session = Session(run_dir, zf, quick=False, log=log, interval=2.0,
+                      env={"ZF_SIMS": "64", "ZF_REPLAY_CAPACITY": "20000000"},
+                      tmpfs_bytes=2 << 30)
     choices = [f for f in FAULTS if f != "rolling-restart"] + ["rolling-restart"]
     report = {"minutes": minutes, "every_s": every_s, "seed": seed, "machine": machine()}
     with session.fleet:
@@ -540,15 +547,26 @@ def resource_slopes(monitor, fleet, warmup_fraction=0.1):
         if len(best) < 3:
             continue
         entry = {"samples": len(best), "span_s": round(best[-1][0] - best[0][0], 1)}
-        for key, scale in (("rss_bytes", 2**20), ("threads", 1), ("open_files", 1)):
+        for p in best:  # the window's size, for the replay shards' memory per position
+            m = p[1].get("metrics")
+            if m is not None:
+                p[1]["positions"] = metric(m, "zf_replay_positions_stored")
+        keys = [("rss_bytes", 2**20), ("threads", 1), ("open_files", 1)]
+        if all(p[1].get("positions") is not None for p in best):
+            keys.append(("positions", 1))
+        for key, scale in keys:
             xs = [t / 3600 for t, _ in best]
             ys = [e[key] / scale for _, e in best]
             mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
             var = sum((x - mx) ** 2 for x in xs)
             slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / var if var else 0.0
-            label = "rss_mib" if key == "rss_bytes" else key
+            label = {"rss_bytes": "rss_mib", "positions": "replay_positions"}.get(key, key)
             entry[label] = {"min": round(min(ys), 1), "max": round(max(ys), 1),
                             "slope_per_hour": round(slope, 2)}
+        if "replay_positions" in entry and entry["replay_positions"]["slope_per_hour"] > 0:
+            entry["rss_bytes_per_added_position"] = round(
+                entry["rss_mib"]["slope_per_hour"] * 2**20 /
+                entry["replay_positions"]["slope_per_hour"], 1)
         out[name] = entry
     return out
 
