@@ -205,9 +205,8 @@ TEST_F(LogTest, RollsSegmentsAndDeletesThoseWithNoLiveRecords) {
   log.reset();
   recovered.clear();
   log = OpenCollecting(Options(1024), &recovered);
-  EXPECT_THAT(Payloads(recovered),
-              ElementsAre(std::string(400, 'c'), std::string(400, 'd'), std::string(400, 'e'),
-                          std::string(400, 'f')));
+  EXPECT_THAT(Payloads(recovered), ElementsAre(std::string(400, 'c'), std::string(400, 'd'),
+                                               std::string(400, 'e'), std::string(400, 'f')));
 }
 
 TEST_F(LogTest, RefusesBadAppendsAndAppendsAfterClose) {
@@ -224,9 +223,8 @@ TEST_F(LogTest, VisitorErrorFailsOpen) {
     auto log = OpenCollecting(Options(), &recovered);
     ASSERT_OK(log->Append("x").status());
   }
-  auto log = Log::Open(Options(), [](SegmentId, absl::string_view) {
-    return absl::DataLossError("no thanks");
-  });
+  auto log = Log::Open(
+      Options(), [](SegmentId, absl::string_view) { return absl::DataLossError("no thanks"); });
   EXPECT_THAT(log.status(), StatusIs(absl::StatusCode::kDataLoss, HasSubstr("no thanks")));
 }
 
@@ -242,12 +240,11 @@ TEST_F(LogTest, ReadListsRecordsWithoutTouchingTheFiles) {
   std::filesystem::resize_file(path, std::filesystem::file_size(path) - 1);  // torn "two"
   const auto size = std::filesystem::file_size(path);
   std::vector<std::string> read;
-  ASSERT_OK_AND_ASSIGN(RecoveryReport report,
-                       Log::Read(dir_, /*max_record_bytes=*/1 << 20,
-                                 [&](SegmentId, absl::string_view p) {
-                                   read.emplace_back(p);
-                                   return absl::OkStatus();
-                                 }));
+  ASSERT_OK_AND_ASSIGN(RecoveryReport report, Log::Read(dir_, /*max_record_bytes=*/1 << 20,
+                                                        [&](SegmentId, absl::string_view p) {
+                                                          read.emplace_back(p);
+                                                          return absl::OkStatus();
+                                                        }));
   EXPECT_THAT(read, ElementsAre("one"));
   EXPECT_EQ(report.records, 1);
   ASSERT_THAT(report.warnings, SizeIs(1));

@@ -14,6 +14,9 @@ Docker's place:
   - the image's entrypoint is the `zf` binary of the build.
 The harness adds one flag of its own: `--acked_log FILE` on each actor, the ids of the games
 replay acknowledged (what "nothing acknowledged is lost" is checked against).
+With `tls=True` the fleet runs the mutual-TLS override (deploy/compose/docker-compose.tls.yml)
+too, with certificates that scripts/make-certs writes into the run directory (a bind mount, used
+in place); health checks run with their service's environment, as in a container.
 
 Everything is created by Fleet.up() and removed by Fleet.down(), also after a failure (callers
 use it as a context manager) and by `fleet down` for what a killed harness left behind. Traffic
@@ -35,6 +38,8 @@ import yaml
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 COMPOSE = REPO / "deploy" / "compose" / "docker-compose.yml"
+COMPOSE_TLS = REPO / "deploy" / "compose" / "docker-compose.tls.yml"
+MAKE_CERTS = REPO / "scripts" / "make-certs"
 PREFIX = "zfmh"
 SKIP = 77
 
@@ -81,15 +86,18 @@ def seconds_of(duration, default):
     return total
 
 
-def compose_services(env_overrides):
-    """The zerofleet services of the compose file, resolved by `docker-compose config`."""
+def compose_services(env_overrides, files=(COMPOSE,)):
+    """The zerofleet services of the compose files, resolved by `docker-compose config`."""
     tool = shutil.which("docker-compose")
     if tool is None:
         raise NeedsRoot("multihost: docker-compose (Debian's, to resolve deploy/compose) is missing;"
                         " skipping")
     env = {k: v for k, v in os.environ.items() if not k.startswith("ZF_")}
     env.update(env_overrides)
-    out = run([tool, "-f", str(COMPOSE), "config"], env=env, timeout=120).stdout
+    argv = [tool]
+    for f in files:
+        argv += ["-f", str(f)]
+    out = run(argv + ["config"], env=env, timeout=120).stdout
     services = yaml.safe_load(out)["services"]
     return {name: s for name, s in services.items()
             if str(s.get("image", "")).startswith("zerofleet")}
@@ -150,21 +158,29 @@ class Host:
         self.grace_s = seconds_of(spec.get("stop_grace_period"), 10)
         self.acked_log = self.dir / "acked.log" if self.role == "actor" else None
 
-    # The volume directory a container path lives in, and the rewritten path.
+    # The volume directory a container path lives in, and the rewritten path. A named volume is
+    # a directory of this host's; a bind mount (an absolute source) is used in place.
     def host_path(self, path):
         for volume in self.spec.get("volumes", []) or []:
             target = volume["target"] if isinstance(volume, dict) else volume.split(":")[1]
             source = volume["source"] if isinstance(volume, dict) else volume.split(":")[0]
             if path == target or path.startswith(target.rstrip("/") + "/"):
-                return str(self.dir / "volumes" / source) + path[len(target.rstrip("/")):]
+                base = source if source.startswith("/") else str(self.dir / "volumes" / source)
+                return base + path[len(target.rstrip("/")):]
         return path
 
     def volume_dirs(self):
         out = []
         for volume in self.spec.get("volumes", []) or []:
             source = volume["source"] if isinstance(volume, dict) else volume.split(":")[0]
-            out.append(self.dir / "volumes" / source)
+            if not source.startswith("/"):
+                out.append(self.dir / "volumes" / source)
         return out
+
+    def environment(self):
+        """The service's environment, paths under its volumes rewritten as in argv."""
+        return {k: self.host_path(str(v)) if str(v).startswith("/") else str(v)
+                for k, v in (self.spec.get("environment") or {}).items()}
 
     def argv(self, zf=None, acked_log=True):
         args = []
@@ -173,7 +189,7 @@ class Host:
             args.append(m.group(1) + self.host_path(m.group(2)) if m else arg)
         if self.acked_log is not None and acked_log:
             args.append(f"--acked_log={self.acked_log}")
-        env = [f"{k}={v}" for k, v in (self.spec.get("environment") or {}).items()]
+        env = [f"{k}={v}" for k, v in self.environment().items()]
         return (["ip", "netns", "exec", self.ns, "env"] + env +
                 [zf or self.fleet.zf, self.role] + args)
 
@@ -228,9 +244,10 @@ class Host:
         if not test:
             return self.alive()
         argv = [self.fleet.zf if a == "zf" else a for a in test[1:]]
+        env = [f"{k}={v}" for k, v in self.environment().items()]
         try:
-            result = subprocess.run(["ip", "netns", "exec", self.ns] + argv, capture_output=True,
-                                    timeout=10)
+            result = subprocess.run(["ip", "netns", "exec", self.ns, "env"] + env + argv,
+                                    capture_output=True, timeout=10)
         except subprocess.TimeoutExpired:
             return False
         return result.returncode == 0
@@ -266,8 +283,9 @@ class Host:
 class Fleet:
     """The compose fleet on namespaced hosts. Use as a context manager: `with Fleet(...) as f`."""
 
-    def __init__(self, run_dir, zf, actors=2, env=None):
+    def __init__(self, run_dir, zf, actors=2, env=None, tls=False):
         self.dir = pathlib.Path(run_dir).resolve()
+        self.tls = tls
         self.zf = str(pathlib.Path(zf).resolve())
         self.id = "%04x" % (os.getpid() & 0xffff)
         self.prefix = f"{PREFIX}{self.id}"
@@ -275,7 +293,13 @@ class Fleet:
         self.subnet = f"10.213.{(os.getpid() % 200) + 20}"
         self.env = dict(SMALL_FLEET_ENV)
         self.env.update(env or {})
-        services = compose_services(self.env)
+        files = [COMPOSE]
+        if tls:
+            certs = self.dir / "certs"
+            run([str(MAKE_CERTS), "--out", str(certs)], timeout=120)
+            self.env["ZF_CERTS_DIR"] = str(certs)
+            files.append(COMPOSE_TLS)
+        services = compose_services(self.env, files)
         self.order = self._start_order(services)
         self.hosts = {}
         index = 0
@@ -427,6 +451,14 @@ def cleanup(prefix=PREFIX):
     return removed
 
 
+# The metric families the monitor keeps from each scrape.
+MONITORED = {
+    "zf_inference_open_streams", "zf_inference_model_version", "zf_actor_model_version",
+    "zf_learner_steps_total", "zf_replay_writer_insert_retries_total",
+    "zf_replay_log_write_errors_total", "zf_replay_inserts_total", "zf_replay_positions_stored",
+}
+
+
 class Monitor(threading.Thread):
     """Samples the fleet every `interval` s: acknowledged games (the actors' acked logs), each
     process's metrics, and each process's RSS, threads and open files."""
@@ -471,8 +503,8 @@ class Monitor(threading.Thread):
                     entry.update(stats)
                     h.peak_rss_bytes = max(h.peak_rss_bytes, stats["peak_rss_bytes"])
                 m = h.scrape(timeout=1.0)
-                if m is not None:
-                    entry["metrics"] = m
+                if m is not None:  # only what the checks read: an hour of samples stays small
+                    entry["metrics"] = {k: v for k, v in m.items() if k[0] in MONITORED}
             hosts[h.name] = entry
         with self.lock:
             self.samples.append((time.monotonic() - self.t0, {"acked": acked, "hosts": hosts}))
@@ -502,6 +534,18 @@ class Monitor(threading.Thread):
         if len(pts) < 2 or pts[-1][0] - pts[0][0] <= 0:
             return 0.0
         return (pts[-1][1] - pts[0][1]) / (pts[-1][0] - pts[0][0])
+
+    def median_acked_rate(self, t_from, t_to):
+        """The median of the per-sample acknowledged games/s between two monitor times: a steady
+        rate, not thrown off by a burst (a backlog flushed after an earlier fault) or a late
+        sample."""
+        with self.lock:
+            pts = [(t, s["acked"]) for t, s in self.samples if t_from <= t <= t_to]
+        rates = sorted((b[1] - a[1]) / (b[0] - a[0]) for a, b in zip(pts, pts[1:]) if b[0] > a[0])
+        if not rates:
+            return 0.0
+        mid = len(rates) // 2
+        return rates[mid] if len(rates) % 2 else (rates[mid - 1] + rates[mid]) / 2
 
     def series(self, host, name, **labels):
         with self.lock:
