@@ -416,9 +416,9 @@ absl::Status ActorOptions::Validate() const {
   return self_play.Validate();
 }
 
-absl::StatusOr<std::shared_ptr<AsyncEvaluator>> ConnectInference(const std::string& target,
-                                                                 const std::string& game,
-                                                                 uint64_t seed) {
+absl::StatusOr<std::shared_ptr<AsyncEvaluator>> ConnectInference(
+    const std::string& target, const std::string& game, uint64_t seed,
+    const grpc_util::WireSettings& wire) {
   ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(game));
   const games::PlaneShape shape =
       games::VisitGame(config, [](const auto& start) { return start.Shape(); });
@@ -428,6 +428,7 @@ absl::StatusOr<std::shared_ptr<AsyncEvaluator>> ConnectInference(const std::stri
   options.board_height = shape.height;
   options.board_width = shape.width;
   options.seed = seed;
+  options.wire = wire;
   ZF_ASSIGN_OR_RETURN(std::unique_ptr<inference::RemoteEvaluatorClient> client,
                       inference::RemoteEvaluatorClient::Create(std::move(options)));
   return std::shared_ptr<AsyncEvaluator>(std::make_shared<RemoteAsyncEvaluator>(

@@ -56,6 +56,7 @@
 #include "actor/async_evaluator.h"
 #include "actor/game_sink.h"
 #include "actor/resignation_gate.h"
+#include "common/grpc/channel.h"
 #include "common/metrics/registry.h"
 #include "common/thread.h"
 #include "search/self_play.h"
@@ -116,11 +117,11 @@ struct ActorStats {
 };
 
 // Connects to an inference server at `target` ("HOST:PORT") for `game` (its plane shape sizes
-// the requests). Does not wait for the server.
+// the requests), over `wire` (TLS included). Does not wait for the server.
 // Returns: the evaluator; InvalidArgument (unknown game, empty target).
-absl::StatusOr<std::shared_ptr<AsyncEvaluator>> ConnectInference(const std::string& target,
-                                                                 const std::string& game,
-                                                                 uint64_t seed = 1);
+absl::StatusOr<std::shared_ptr<AsyncEvaluator>> ConnectInference(
+    const std::string& target, const std::string& game, uint64_t seed = 1,
+    const grpc_util::WireSettings& wire = grpc_util::WireSettings{});
 
 // A fresh random actor id: "a" + 16 hex digits.
 std::string RandomActorId();

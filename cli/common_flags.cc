@@ -1,8 +1,10 @@
 #include "cli/common_flags.h"
 
 #include <cstdint>
+#include <cstdlib>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
 
 ABSL_FLAG(std::string, game, "connect4",
           "game name: tictactoe, connect4, dotsboxes[:RxC] (boxes, 1..10 each), go[:N][:komi=K] "
@@ -24,3 +26,64 @@ ABSL_FLAG(std::string, device, "auto",
 ABSL_FLAG(std::string, precision, "auto",
           "forward-pass arithmetic: auto (bf16 on CUDA, fp32 on the CPU), fp32, bf16, fp16");
 ABSL_FLAG(bool, cuda_graphs, true, "on CUDA: replay captured CUDA graphs per batch size bucket");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM certificate of this process: its servers speak TLS with it, and its clients present "
+          "it where --tls_ca is set (mutual TLS). Reloaded when the file changes");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
+ABSL_FLAG(std::string, tls_ca, "",
+          "PEM CA bundle the servers this process calls must have certificates from: turns on "
+          "TLS for its clients (empty: plaintext)");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA bundle for client certificates: this process's servers then require one and "
+          "allow each method only to the roles that need it (docs/security.md)");
+ABSL_FLAG(std::string, tls_server_name, "",
+          "the name servers' certificates must carry, when not the host of the address dialled");
+ABSL_FLAG(int, tls_reload_s, 10, "seconds between reads of the TLS files (certificate rotation)");
+
+namespace zf::cli {
+
+std::vector<std::string> WithTlsFlags(std::vector<std::string> flags) {
+  for (const char* f :
+       {"tls_cert", "tls_key", "tls_ca", "tls_client_ca", "tls_server_name", "tls_reload_s"}) {
+    flags.push_back(f);
+  }
+  return flags;
+}
+
+namespace {
+
+// The flag's value, or when it is empty the environment variable's (ZF_TLS_CERT for
+// --tls_cert, ...), so that a deployment turns TLS on by adding environment and a volume to each
+// service (deploy/compose/docker-compose.tls.yml, the k8s tls component) without rewriting every
+// command line, and `zf health` inside a container speaks the container's TLS.
+std::string FlagOrEnv(const absl::Flag<std::string>& flag, const char* env) {
+  std::string value = absl::GetFlag(flag);
+  if (value.empty()) {
+    if (const char* from_env = std::getenv(env); from_env != nullptr) value = from_env;
+  }
+  return value;
+}
+
+}  // namespace
+
+absl::StatusOr<grpc_util::WireSettings> WireSettingsFromFlags() {
+  grpc_util::WireSettings wire;
+  grpc_util::TlsSettings& tls = wire.tls;
+  tls.cert_file = FlagOrEnv(FLAGS_tls_cert, "ZF_TLS_CERT");
+  tls.key_file = FlagOrEnv(FLAGS_tls_key, "ZF_TLS_KEY");
+  tls.ca_file = FlagOrEnv(FLAGS_tls_ca, "ZF_TLS_CA");
+  tls.client_ca_file = FlagOrEnv(FLAGS_tls_client_ca, "ZF_TLS_CLIENT_CA");
+  tls.server_name = FlagOrEnv(FLAGS_tls_server_name, "ZF_TLS_SERVER_NAME");
+  const int reload_s = absl::GetFlag(FLAGS_tls_reload_s);
+  if (reload_s < 1 || reload_s > 86400) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tls_reload_s is ", reload_s, ", expected 1..86400"));
+  }
+  tls.reload_interval = absl::Seconds(reload_s);
+  if (absl::Status valid = tls.Validate(); !valid.ok()) {
+    return absl::InvalidArgumentError(valid.message());
+  }
+  return wire;
+}
+
+}  // namespace zf::cli

@@ -3,8 +3,11 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "absl/flags/declare.h"
+#include "absl/status/statusor.h"
+#include "common/grpc/channel.h"
 
 ABSL_DECLARE_FLAG(std::string, game);
 ABSL_DECLARE_FLAG(bool, json);
@@ -18,3 +21,23 @@ ABSL_DECLARE_FLAG(std::string, replay);
 ABSL_DECLARE_FLAG(std::string, device);
 ABSL_DECLARE_FLAG(std::string, precision);
 ABSL_DECLARE_FLAG(bool, cuda_graphs);
+ABSL_DECLARE_FLAG(std::string, tls_cert);
+ABSL_DECLARE_FLAG(std::string, tls_key);
+ABSL_DECLARE_FLAG(std::string, tls_ca);
+ABSL_DECLARE_FLAG(std::string, tls_client_ca);
+ABSL_DECLARE_FLAG(std::string, tls_server_name);
+ABSL_DECLARE_FLAG(int, tls_reload_s);
+
+namespace zf::cli {
+
+// `flags` plus the TLS flags, for every command that runs a gRPC server or client.
+std::vector<std::string> WithTlsFlags(std::vector<std::string> flags);
+
+// The wire settings every gRPC server and client of a command uses, with TLS from the flags
+// (each one, when empty, from its environment variable: ZF_TLS_CERT, ZF_TLS_KEY, ZF_TLS_CA,
+// ZF_TLS_CLIENT_CA, ZF_TLS_SERVER_NAME).
+// Returns: the settings; InvalidArgument naming the bad TLS flag (a missing or non-PEM file, a
+// key without a certificate, ...).
+absl::StatusOr<grpc_util::WireSettings> WireSettingsFromFlags();
+
+}  // namespace zf::cli

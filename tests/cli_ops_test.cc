@@ -130,8 +130,9 @@ TEST(CliHealthTest, NotServingIsExitOne) {
   grpc::ServerBuilder builder;
   grpc_util::ApplyServerSettings(grpc_util::WireSettings{}, &builder);
   int port = 0;
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<grpc::Server> server,
-                       grpc_util::StartServer("127.0.0.1:0", &builder, &port));
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<grpc::Server> server,
+      grpc_util::StartServer("127.0.0.1:0", grpc_util::WireSettings{}, &builder, &port));
   const std::string target = absl::StrCat("--target=127.0.0.1:", port);
   ProcessResult r = Zf({"health", target});
   EXPECT_EQ(r.exit_code, 1);

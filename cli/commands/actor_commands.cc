@@ -197,6 +197,7 @@ absl::Status RunActor(const std::vector<std::string>& args) {
     options.leaves_per_game = 1;
   }
   ZF_RETURN_IF_ERROR(options.Validate());
+  ZF_ASSIGN_OR_RETURN(grpc_util::WireSettings wire, WireSettingsFromFlags());
 
   sigset_t signals;
   sigemptyset(&signals);
@@ -236,7 +237,7 @@ absl::Status RunActor(const std::vector<std::string>& args) {
     evaluator = std::make_shared<LocalBatch1Evaluator>(std::move(session));
   } else {
     ZF_ASSIGN_OR_RETURN(evaluator, actor::ConnectInference(inference, config.name,
-                                                           /*seed=*/options.seed + 1));
+                                                           /*seed=*/options.seed + 1, wire));
   }
 
   options.actor_id = actor::RandomActorId();
@@ -253,6 +254,7 @@ absl::Status RunActor(const std::vector<std::string>& args) {
     }
     writer_options.seed = options.seed;
     writer_options.metrics = registry.get();
+    writer_options.wire = wire;
     if (const std::string acked_log = absl::GetFlag(FLAGS_acked_log); !acked_log.empty()) {
       ZF_ASSIGN_OR_RETURN(writer_options.on_acked, AckedLogWriter(acked_log));
     }
@@ -687,9 +689,9 @@ std::vector<Command> ActorCommands() {
        "zf actor --game G --inference ADDR (--out DIR | --replay ADDR1,ADDR2,...) [--workers N] "
        "[--games_per_worker N] [--sims N] [--games N (0 = until SIGINT/SIGTERM)] "
        "[--metrics_listen ADDR] [--acked_log FILE] [--seed S] [--json]",
-       {"game", "inference", "out", "replay", "workers", "games_per_worker", "sims", "games",
-        "metrics_listen", "acked_log", "seed", "json", "local", "checkpoint", "blocks", "filters",
-        "device", "precision", "cuda_graphs"},
+       WithTlsFlags({"game", "inference", "out", "replay", "workers", "games_per_worker", "sims",
+                     "games", "metrics_listen", "acked_log", "seed", "json", "local", "checkpoint",
+                     "blocks", "filters", "device", "precision", "cuda_graphs"}),
        RunActor},
       {"games",
        "'dump FILE': print every game record of a .zfgames file",

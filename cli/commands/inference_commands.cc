@@ -81,6 +81,7 @@ absl::Status RunInference(const std::vector<std::string>& args) {
   ZF_RETURN_IF_ERROR(CheckRange("max_batch", max_batch, 1, 65536));
   ZF_RETURN_IF_ERROR(CheckRange("max_delay_us", absl::GetFlag(FLAGS_max_delay_us), 0, 1000000));
   ZF_RETURN_IF_ERROR(CheckRange("workers", absl::GetFlag(FLAGS_workers), 1, 64));
+  ZF_ASSIGN_OR_RETURN(grpc_util::WireSettings wire, WireSettingsFromFlags());
 
   // Block the signals before any thread starts (threads inherit the mask), then wait for them
   // synchronously with sigwait: no async signal handler.
@@ -123,6 +124,7 @@ absl::Status RunInference(const std::vector<std::string>& args) {
   options.batcher.max_request_rows = std::max(4096, max_batch);
   options.batcher.max_queued_rows = 8 * int64_t{options.batcher.max_request_rows};
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  options.wire = wire;
   const std::string options_metrics_listen_host =
       options.metrics_listen.substr(0, options.metrics_listen.rfind(':'));
   ZF_ASSIGN_OR_RETURN(std::unique_ptr<inference::InferenceServer> server,
@@ -146,6 +148,7 @@ absl::Status RunInference(const std::vector<std::string>& args) {
   if (const std::string address = absl::GetFlag(FLAGS_model_service); !address.empty()) {
     inference::ModelWatcherOptions w;
     w.address = address;
+    w.wire = wire;
     w.temp_dir = std::filesystem::temp_directory_path().string();
     w.reload = [&server](const std::string& path) { return server->Reload(path); };
     w.current_version = [&server] { return server->model_version(); };
@@ -205,8 +208,9 @@ std::vector<Command> InferenceCommands() {
        "[--seed S]) [--max_batch N] [--max_delay_us N] [--workers N] [--metrics_listen ADDR] "
        "[--model_service ADDR] [--device cpu|cuda|cuda:N|auto] [--precision auto|fp32|bf16|fp16] "
        "[--cuda_graphs=true|false]",
-       {"listen", "checkpoint", "game", "blocks", "filters", "seed", "max_batch", "max_delay_us",
-        "workers", "metrics_listen", "model_service", "device", "precision", "cuda_graphs"},
+       WithTlsFlags({"listen", "checkpoint", "game", "blocks", "filters", "seed", "max_batch",
+                     "max_delay_us", "workers", "metrics_listen", "model_service", "device",
+                     "precision", "cuda_graphs"}),
        RunInference},
   };
 }

@@ -75,6 +75,8 @@ absl::Status RunLearner(const std::vector<std::string>& args) {
        absl::StrSplit(absl::GetFlag(FLAGS_replay), ',', absl::SkipWhitespace())) {
     options.sampler.shards.emplace_back(address);
   }
+  ZF_ASSIGN_OR_RETURN(grpc_util::WireSettings wire, WireSettingsFromFlags());
+  options.sampler.wire = wire;
   if (options.sampler.shards.empty()) {
     return absl::InvalidArgumentError("--replay is required (HOST:PORT[,HOST:PORT...])");
   }
@@ -155,6 +157,8 @@ absl::Status RunLearner(const std::vector<std::string>& args) {
     learner::ModelServer::Options m;
     m.checkpoint_dir = checkpoint_dir;
     m.listen_address = listen;
+    m.registry = registry;
+    m.wire = wire;
     ZF_ASSIGN_OR_RETURN(model_server, learner::ModelServer::Create(m));
     model_server_ptr = model_server.get();
   }
@@ -214,26 +218,26 @@ std::vector<Command> LearnerCommands() {
        "[--steps_per_checkpoint K] [--lr X] [--optimizer sgd|adamw] [--lr_schedule "
        "constant|step|cosine] [--blocks B --filters F] [--max_steps N] [--threads N] "
        "[--metrics_listen ADDR]",
-       {"game",
-        "replay",
-        "dir",
-        "listen",
-        "batch_size",
-        "steps_per_checkpoint",
-        "keep_checkpoints",
-        "lr",
-        "optimizer",
-        "lr_schedule",
-        "lr_step_every",
-        "warmup_steps",
-        "weight_decay",
-        "blocks",
-        "filters",
-        "seed",
-        "max_steps",
-        "threads",
-        "device",
-        "metrics_listen"},
+       WithTlsFlags({"game",
+                     "replay",
+                     "dir",
+                     "listen",
+                     "batch_size",
+                     "steps_per_checkpoint",
+                     "keep_checkpoints",
+                     "lr",
+                     "optimizer",
+                     "lr_schedule",
+                     "lr_step_every",
+                     "warmup_steps",
+                     "weight_decay",
+                     "blocks",
+                     "filters",
+                     "seed",
+                     "max_steps",
+                     "threads",
+                     "device",
+                     "metrics_listen"}),
        RunLearner},
   };
 }

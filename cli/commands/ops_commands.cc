@@ -31,6 +31,7 @@
 #include "cli/top/fleet_view.h"
 #include "cli/top/scrape.h"
 #include "common/grpc/channel.h"
+#include "common/status_macros.h"
 #include "proto/grpc/health/v1/health.grpc.pb.h"
 
 ABSL_FLAG(std::string, target, "", "health: HOST:PORT of the gRPC server to ask");
@@ -71,7 +72,8 @@ absl::Status RunHealth(const std::vector<std::string>& args) {
   const std::string what =
       service.empty() ? target : absl::StrCat(target, " service \"", service, "\"");
 
-  auto stub = grpc::health::v1::Health::NewStub(grpc_util::CreateChannel(target));
+  ZF_ASSIGN_OR_RETURN(grpc_util::WireSettings wire, WireSettingsFromFlags());
+  auto stub = grpc::health::v1::Health::NewStub(grpc_util::CreateChannel(target, wire));
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms));
   grpc::health::v1::HealthCheckRequest request;
@@ -87,9 +89,17 @@ absl::Status RunHealth(const std::vector<std::string>& args) {
       case grpc::StatusCode::DEADLINE_EXCEEDED:
         return absl::DeadlineExceededError(
             absl::StrCat(what, ": no answer within ", timeout_ms, " ms"));
+      case grpc::StatusCode::PERMISSION_DENIED:
+        return absl::PermissionDeniedError(
+            absl::StrCat(what, ": ", OneLine(status.error_message())));
       default:
-        return absl::UnavailableError(
-            absl::StrCat(what, ": unreachable (", OneLine(status.error_message()), ")"));
+        return absl::UnavailableError(absl::StrCat(
+            what, ": unreachable (", OneLine(status.error_message()), ")",
+            wire.tls.client_tls()
+                ? "; with TLS: is the server's certificate from --tls_ca and for this host name, "
+                  "and does it accept this client's certificate?"
+                : "; if the server speaks TLS, pass --tls_ca (and --tls_cert/--tls_key for "
+                  "mutual TLS)"));
     }
   }
   using Response = grpc::health::v1::HealthCheckResponse;
@@ -223,11 +233,10 @@ absl::Status RunTop(const std::vector<std::string>& args) {
 
 std::vector<Command> OpsCommands() {
   return {
-      {"health",
-       "ask a gRPC server's grpc.health.v1 Check: exit 0 when SERVING, 1 otherwise",
-       "zf health --target HOST:PORT [--service NAME] [--timeout_ms N]",
-       {"target", "service", "timeout_ms"},
-       RunHealth},
+      {"health", "ask a gRPC server's grpc.health.v1 Check: exit 0 when SERVING, 1 otherwise",
+       "zf health --target HOST:PORT [--service NAME] [--timeout_ms N] [--tls_ca FILE "
+       "[--tls_cert FILE --tls_key FILE]]",
+       WithTlsFlags({"target", "service", "timeout_ms"}), RunHealth},
       {"top",
        "live view of the fleet from its /metrics: rates, batching, staleness, the bottleneck",
        "zf top --targets ADDR[,ADDR...] [--interval_s S] [--once] [--json]",

@@ -114,6 +114,7 @@ absl::Status RunReplay(const std::vector<std::string>& args) {
   options.samples_per_insert = absl::GetFlag(FLAGS_samples_per_insert);
   options.error_buffer = absl::GetFlag(FLAGS_error_buffer);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  ZF_ASSIGN_OR_RETURN(options.wire, WireSettingsFromFlags());
   if (absl::Status valid = options.Validate(); !valid.ok()) {
     return absl::InvalidArgumentError(valid.message());
   }
@@ -160,13 +161,12 @@ absl::Status RunReplay(const std::vector<std::string>& args) {
 
 std::vector<Command> ReplayCommands() {
   return {
-      {"replay",
-       "serve one durable, rate-limited replay shard over gRPC until SIGINT/SIGTERM",
+      {"replay", "serve one durable, rate-limited replay shard over gRPC until SIGINT/SIGTERM",
        "zf replay --listen ADDR --dir DIR --capacity N [--min_size_to_sample N] "
        "[--samples_per_insert X] [--error_buffer X] [--metrics_listen ADDR]\n"
        "       zf replay ls --dir DIR [--json]   (the game ids the shard's log holds)",
-       {"listen", "dir", "capacity", "min_size_to_sample", "samples_per_insert", "error_buffer",
-        "metrics_listen", "json"},
+       WithTlsFlags({"listen", "dir", "capacity", "min_size_to_sample", "samples_per_insert",
+                     "error_buffer", "metrics_listen", "json"}),
        RunReplay},
   };
 }

@@ -1,7 +1,10 @@
 #include "common/grpc/channel.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/grpc/authorization.h"
+#include "common/logging.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 
@@ -33,12 +36,13 @@ grpc::ChannelArguments ClientChannelArguments(const WireSettings& settings) {
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, Millis(settings.initial_reconnect_backoff));
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, Millis(settings.max_reconnect_backoff));
+  if (!settings.tls.server_name.empty()) args.SetSslTargetNameOverride(settings.tls.server_name);
   return args;
 }
 
 std::shared_ptr<grpc::Channel> CreateChannel(const std::string& target,
                                              const WireSettings& settings) {
-  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(),
+  return grpc::CreateCustomChannel(target, MakeChannelCredentials(settings.tls),
                                    ClientChannelArguments(settings));
 }
 
@@ -64,12 +68,29 @@ void ApplyServerSettings(const WireSettings& settings, grpc::ServerBuilder* buil
   builder->AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
 }
 
+bool IsLoopbackAddress(const std::string& address) {
+  if (absl::StartsWith(address, "unix:")) return true;
+  std::string host = address.substr(0, address.rfind(':'));
+  return host == "localhost" || host == "[::1]" || absl::StartsWith(host, "127.");
+}
+
 absl::StatusOr<std::unique_ptr<grpc::Server>> StartServer(const std::string& address,
-                                                          grpc::ServerBuilder* builder, int* port) {
+                                                          const WireSettings& settings,
+                                                          grpc::ServerBuilder* builder, int* port,
+                                                          metrics::Registry* registry) {
   absl::Status valid = CheckAddress(address);
   if (!valid.ok()) return valid;
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = MakeServerCredentials(
+      settings.tls,
+      settings.tls.mutual_tls() ? std::make_shared<ServerAuthorization>(registry) : nullptr);
+  if (!credentials.ok()) return credentials.status();
+  if (!settings.tls.server_tls() && !IsLoopbackAddress(address)) {
+    ZF_LOG(WARNING) << "serving " << address << " without TLS: anyone who can reach this port can "
+                    << "call every method (give --tls_cert, --tls_key and --tls_client_ca; "
+                    << "docs/security.md)";
+  }
   *port = 0;
-  builder->AddListeningPort(address, grpc::InsecureServerCredentials(), port);
+  builder->AddListeningPort(address, *credentials, port);
   std::unique_ptr<grpc::Server> server = builder->BuildAndStart();
   if (server == nullptr || *port == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", address));

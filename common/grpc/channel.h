@@ -4,7 +4,8 @@
 //   grpc::ServerBuilder builder;
 //   ApplyServerSettings(WireSettings{}, &builder);
 //   ... builder.RegisterService(&service);
-//   ZF_ASSIGN_OR_RETURN(auto server, StartServer("127.0.0.1:0", &builder, &port));
+//   ZF_ASSIGN_OR_RETURN(auto server, StartServer("127.0.0.1:0", settings, &builder, &port,
+//                                                registry.get()));
 //   server->GetHealthCheckService()->SetServingStatus(true);   // once ready
 //
 // Thread-safety: free functions; thread-safe.
@@ -15,6 +16,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/grpc/tls.h"
+#include "common/metrics/registry.h"
 #include "grpcpp/grpcpp.h"
 
 namespace zf::grpc_util {
@@ -33,12 +36,15 @@ struct WireSettings {
   // that was down for a while is back.)
   absl::Duration initial_reconnect_backoff = absl::Milliseconds(250);
   absl::Duration max_reconnect_backoff = absl::Seconds(5);
+  // TLS / mutual TLS for servers and clients (tls.h); plaintext when empty.
+  TlsSettings tls;
 };
 
 // Channel arguments for clients with `settings`.
 grpc::ChannelArguments ClientChannelArguments(const WireSettings& settings = WireSettings{});
 
-// Creates an insecure channel to `target` ("host:port") with ClientChannelArguments.
+// Creates a channel to `target` ("host:port") with ClientChannelArguments and the credentials
+// of settings.tls (plaintext when it names no CA).
 std::shared_ptr<grpc::Channel> CreateChannel(const std::string& target,
                                              const WireSettings& settings = WireSettings{});
 
@@ -47,10 +53,19 @@ std::shared_ptr<grpc::Channel> CreateChannel(const std::string& target,
 // Call before registering services.
 void ApplyServerSettings(const WireSettings& settings, grpc::ServerBuilder* builder);
 
-// Adds a listening port for `address` ("host:port", port 0 picks one), starts the server and
-// sets *port to the bound port. The health service starts out NOT_SERVING.
-// Returns: the server; InvalidArgument for a malformed address; Unavailable if it cannot bind.
+// Adds a listening port for `address` ("host:port", port 0 picks one) with the credentials of
+// settings.tls (mutual TLS authorizes every call by role, counting denials in `registry` when it
+// is not null; authorization.h), starts the server and sets *port to the bound port. The health
+// service starts out NOT_SERVING. Logs a warning when a non-loopback address is served without
+// TLS.
+// Returns: the server; InvalidArgument for a malformed address or bad TLS settings; Unavailable
+// if it cannot bind.
 absl::StatusOr<std::unique_ptr<grpc::Server>> StartServer(const std::string& address,
-                                                          grpc::ServerBuilder* builder, int* port);
+                                                          const WireSettings& settings,
+                                                          grpc::ServerBuilder* builder, int* port,
+                                                          metrics::Registry* registry = nullptr);
+
+// True for addresses only this host can reach: 127.0.0.0/8, localhost, [::1], unix: sockets.
+bool IsLoopbackAddress(const std::string& address);
 
 }  // namespace zf::grpc_util

@@ -39,7 +39,8 @@ TEST(GrpcServerTest, HealthStartsNotServingAndFollowsTheServer) {
   grpc::ServerBuilder builder;
   ApplyServerSettings(WireSettings{}, &builder);
   int port = 0;
-  absl::StatusOr<std::unique_ptr<grpc::Server>> server = StartServer("127.0.0.1:0", &builder, &port);
+  absl::StatusOr<std::unique_ptr<grpc::Server>> server =
+      StartServer("127.0.0.1:0", WireSettings{}, &builder, &port);
   ASSERT_OK(server);
   ASSERT_GT(port, 0);
   auto stub = Health::NewStub(CreateChannel("127.0.0.1:" + std::to_string(port)));
@@ -54,9 +55,10 @@ TEST(GrpcServerTest, HealthStartsNotServingAndFollowsTheServer) {
 TEST(GrpcServerTest, BadAddressesAreRefused) {
   grpc::ServerBuilder b1;
   int port = 0;
-  EXPECT_THAT(StartServer("no-port", &b1, &port), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(StartServer("no-port", WireSettings{}, &b1, &port),
+              StatusIs(absl::StatusCode::kInvalidArgument));
   grpc::ServerBuilder b2;
-  EXPECT_THAT(StartServer("127.0.0.1:99999", &b2, &port),
+  EXPECT_THAT(StartServer("127.0.0.1:99999", WireSettings{}, &b2, &port),
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
@@ -64,12 +66,13 @@ TEST(GrpcServerTest, PortInUseIsUnavailable) {
   grpc::ServerBuilder b1;
   ApplyServerSettings(WireSettings{}, &b1);
   int port = 0;
-  absl::StatusOr<std::unique_ptr<grpc::Server>> first = StartServer("127.0.0.1:0", &b1, &port);
+  absl::StatusOr<std::unique_ptr<grpc::Server>> first =
+      StartServer("127.0.0.1:0", WireSettings{}, &b1, &port);
   ASSERT_OK(first);
   grpc::ServerBuilder b2;
   ApplyServerSettings(WireSettings{}, &b2);
   int port2 = 0;
-  EXPECT_THAT(StartServer("127.0.0.1:" + std::to_string(port), &b2, &port2),
+  EXPECT_THAT(StartServer("127.0.0.1:" + std::to_string(port), WireSettings{}, &b2, &port2),
               StatusIs(absl::StatusCode::kUnavailable));
   (*first)->Shutdown();
 }

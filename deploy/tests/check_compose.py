@@ -24,6 +24,7 @@ from fleet_spec import (COMPONENTS, GRACE_MARGIN_S, Checker, check_against_binar
 DEPLOY = pathlib.Path(__file__).resolve().parents[1]
 BASE = DEPLOY / "compose" / "docker-compose.yml"
 GPU = DEPLOY / "compose" / "docker-compose.gpu.yml"
+TLS = DEPLOY / "compose" / "docker-compose.tls.yml"
 SKIP = 77
 SERVICES = {"inference": "inference", "replay-0": "replay", "replay-1": "replay",
             "learner": "learner", "actor": "actor"}
@@ -147,6 +148,26 @@ def check_fleet(c, label, config, gpu, used_flags):
              f"{label}: provisioning mounted")
 
 
+def check_tls(c, config, base):
+    """The mutual-TLS override: every zerofleet service gets its role's certificate, the CA for
+    both directions, and the certificates' directory read-only at /certs."""
+    services = config["services"]
+    for name, role in SERVICES.items():
+        where = f"compose+tls/{name}"
+        service = services.get(name, {})
+        env = service.get("environment") or {}
+        c.expect({k: v for k, v in env.items() if k.startswith("ZF_TLS_")} ==
+                 {"ZF_TLS_CERT": f"/certs/{role}.pem", "ZF_TLS_KEY": f"/certs/{role}.key",
+                  "ZF_TLS_CA": "/certs/ca.pem", "ZF_TLS_CLIENT_CA": "/certs/ca.pem"},
+                 f"{where}: ZF_TLS_* name {role}'s certificate and the CA, got {env}")
+        mounts = [v for v in service.get("volumes", []) if isinstance(v, str)]
+        c.expect(any(v.endswith(":/certs:ro") for v in mounts),
+                 f"{where}: the certificates mounted read-only at /certs, got {mounts}")
+        # Everything else is the base file's.
+        c.expect(base is None or service.get("command") == base["services"][name].get("command"),
+                 f"{where}: the override changes the command line")
+
+
 def check_prometheus_targets(c):
     """The compose scrape config names the compose services on their metrics ports."""
     config = yaml.safe_load((DEPLOY / "prometheus" / "prometheus.yml").read_text())
@@ -177,6 +198,7 @@ def main():
         return SKIP
     c = Checker()
     used_flags = {}
+    configs = {}
     for label, files, gpu in (("compose", [BASE], False), ("compose+gpu", [BASE, GPU], True)):
         try:
             config = compose_config(tool, files)
@@ -184,6 +206,11 @@ def main():
             c.expect(False, str(error))
             continue
         check_fleet(c, label, config, gpu, used_flags)
+        configs[label] = config
+    try:
+        check_tls(c, compose_config(tool, [BASE, TLS]), configs.get("compose"))
+    except RuntimeError as error:
+        c.expect(False, str(error))
     check_prometheus_targets(c)
     if args.zf:
         if pathlib.Path(args.zf).exists():

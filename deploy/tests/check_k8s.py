@@ -21,7 +21,8 @@ from fleet_spec import (COMPONENTS, GRACE_MARGIN_S, Checker, check_against_binar
                         port_of)
 
 K8S = pathlib.Path(__file__).resolve().parents[1] / "k8s"
-OVERLAYS = ["cpu", "gpu"]
+OVERLAYS = ["cpu", "gpu", "cpu-tls"]
+TLS_OVERLAYS = {"cpu-tls"}  # components/tls: mutual TLS, probes run `zf health` over it
 SKIP = 77
 WORKLOAD_KINDS = {"inference": "Deployment", "replay": "StatefulSet", "learner": "StatefulSet",
                   "actor": "Deployment"}
@@ -56,7 +57,12 @@ def expand(value, env):
 def check_probe(c, where, probe, port, kind="grpc"):
     if not c.expect(probe is not None, f"{where}: missing"):
         return
-    if kind == "grpc":
+    if kind == "exec":
+        c.expect("grpc" not in probe and probe.get("exec", {}).get("command", [])[:3] ==
+                 ["zf", "health", f"--target=localhost:{port}"],
+                 f"{where}: expected `zf health --target=localhost:{port}` (kubelet's gRPC probe "
+                 f"has no client certificate), got {probe}")
+    elif kind == "grpc":
         c.expect(probe.get("grpc", {}).get("port") == port,
                  f"{where}: expected a grpc probe on port {port}, got {probe}")
     else:
@@ -141,7 +147,8 @@ def check_overlay(c, overlay, objects, used_flags):
                 c.expect(port_of(flags["listen"]) == spec["grpc"],
                          f"{where}: --listen port is {spec['grpc']}")
             for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
-                check_probe(c, f"{where}: {probe}", container.get(probe), spec["grpc"])
+                check_probe(c, f"{where}: {probe}", container.get(probe), spec["grpc"],
+                            kind="exec" if overlay in TLS_OVERLAYS else "grpc")
         else:
             c.expect(set(ports) == {"metrics"}, f"{where}: serves only metrics")
             check_probe(c, f"{where}: livenessProbe", container.get("livenessProbe"), None,
@@ -162,6 +169,16 @@ def check_overlay(c, overlay, objects, used_flags):
             c.expect(container["image"].endswith(":cpu"), f"{where}: CPU image")
 
         mounts = {m["name"]: m["mountPath"] for m in container.get("volumeMounts", [])}
+        if overlay in TLS_OVERLAYS:
+            c.expect(mounts.pop("tls", None) == "/certs", f"{where}: Secret mounted at /certs")
+            volumes = {v["name"]: v for v in pod.get("volumes", [])}
+            c.expect(volumes.get("tls", {}).get("secret", {}).get("secretName") ==
+                     f"zf-tls-{component}", f"{where}: volume tls is Secret zf-tls-{component}")
+            tls_env = {e["name"]: e.get("value") for e in container.get("env", [])
+                       if e["name"].startswith("ZF_TLS_")}
+            c.expect(tls_env == {"ZF_TLS_CERT": "/certs/tls.pem", "ZF_TLS_KEY": "/certs/tls.key",
+                                 "ZF_TLS_CA": "/certs/ca.pem", "ZF_TLS_CLIENT_CA": "/certs/ca.pem"},
+                     f"{where}: ZF_TLS_* variables name the mounted Secret, got {tls_env}")
         if component in STATEFUL:
             claims = [t["metadata"]["name"] for t in workload["spec"].get("volumeClaimTemplates", [])]
             c.expect(claims == ["data"], f"{where}: one volumeClaimTemplate 'data'")

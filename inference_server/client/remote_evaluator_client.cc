@@ -96,7 +96,8 @@ RemoteEvaluatorClient::RemoteEvaluatorClient(Options options)
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::max(1, initial_ms));
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, std::max(1, initial_ms));
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, std::max(1, max_ms));
-  channel_ = grpc::CreateCustomChannel(options_.target, grpc::InsecureChannelCredentials(), args);
+  channel_ = grpc::CreateCustomChannel(options_.target,
+                                       grpc_util::MakeChannelCredentials(options_.wire.tls), args);
   stub_ = zerofleet::v1::Inference::NewStub(channel_);
 }
 

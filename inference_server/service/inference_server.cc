@@ -46,8 +46,8 @@ absl::StatusOr<std::unique_ptr<InferenceServer>> InferenceServer::Create(Options
   grpc::ServerBuilder builder;
   grpc_util::ApplyServerSettings(o.wire, &builder);
   builder.RegisterService(server->service_.get());
-  absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server =
-      grpc_util::StartServer(o.listen_address, &builder, &server->port_);
+  absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server = grpc_util::StartServer(
+      o.listen_address, o.wire, &builder, &server->port_, server->registry_.get());
   if (!grpc_server.ok()) return grpc_server.status();
   server->server_ = *std::move(grpc_server);
   return server;

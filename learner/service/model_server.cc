@@ -160,8 +160,10 @@ absl::StatusOr<std::unique_ptr<ModelServer>> ModelServer::Create(Options options
   grpc::ServerBuilder builder;
   grpc_util::ApplyServerSettings(server->options_.wire, &builder);
   builder.RegisterService(server->service_.get());
-  ZF_ASSIGN_OR_RETURN(server->server_, grpc_util::StartServer(server->options_.listen_address,
-                                                              &builder, &server->port_));
+  ZF_ASSIGN_OR_RETURN(
+      server->server_,
+      grpc_util::StartServer(server->options_.listen_address, server->options_.wire, &builder,
+                             &server->port_, server->options_.registry.get()));
   server->server_->GetHealthCheckService()->SetServingStatus(true);
   ModelServer* self = server.get();
   server->poller_ = std::make_unique<Thread>("model-server-poll", [self] { self->PollLoop(); });

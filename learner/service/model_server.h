@@ -26,6 +26,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/grpc/channel.h"
+#include "common/metrics/registry.h"
 #include "common/thread.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/zerofleet/v1/model.grpc.pb.h"
@@ -40,6 +41,8 @@ class ModelServer {
     absl::Duration poll_interval = absl::Seconds(1);
     int chunk_bytes = 1 << 20;  // 1 KiB .. 16 MiB
     grpc_util::WireSettings wire;
+    // Where the server's metrics go (calls denied by mutual TLS authorization); may be null.
+    std::shared_ptr<metrics::Registry> registry;
     // Returns: OK; InvalidArgument naming the bad field.
     absl::Status Validate() const;
   };

@@ -52,7 +52,9 @@ absl::StatusOr<std::unique_ptr<ReplayServer>> ReplayServer::Create(ReplayServerO
   grpc::ServerBuilder builder;
   grpc_util::ApplyServerSettings(o.wire, &builder);
   builder.RegisterService(server->service_.get());
-  ZF_ASSIGN_OR_RETURN(server->server_, grpc_util::StartServer(o.listen, &builder, &server->port_));
+  ZF_ASSIGN_OR_RETURN(
+      server->server_,
+      grpc_util::StartServer(o.listen, o.wire, &builder, &server->port_, server->registry_.get()));
   if (!o.metrics_listen.empty()) {
     metrics::MetricsServer::Options metrics_options;
     metrics_options.listen_address = o.metrics_listen;
