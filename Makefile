@@ -1,9 +1,13 @@
 # zerofleet: the two set-up commands of the README.
 #   make demo   installs what is missing, builds, and runs the main job
-#   make test   the same, then every test (ctest minus `gpu`, the thread-safety analysis, and
-#               the LibTorch-free unit tests under ASan+UBSan)
+#   make test   the same, then every test (ctest minus `gpu`, the thread-safety analysis, the
+#               LibTorch-free unit tests under ASan+UBSan, and every fuzz target for a few seconds)
+#   make fuzz   every libFuzzer target for FUZZ_SECONDS each (default 300)
 BUILD ?= build
 BUILD_ASAN ?= build-asan
+BUILD_FUZZ ?= build-fuzz
+FUZZ_SECONDS ?= 300
+TEST_FUZZ_SECONDS ?= 5
 JOBS ?= $(shell nproc)
 CMAKE_ARGS ?=
 # ccache hits across checkouts (CI builds a fresh clone): paths relative to the repository,
@@ -11,7 +15,8 @@ CMAKE_ARGS ?=
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: all bootstrap configure build demo test test-ctest test-thread-safety test-asan clean
+.PHONY: all bootstrap configure build demo test test-ctest test-thread-safety test-asan \
+        build-fuzz fuzz test-fuzz clean
 
 all: build
 
@@ -28,7 +33,7 @@ demo: build
 	@scripts/demo $(BUILD)/cli/zf
 
 test: build
-	@$(MAKE) --no-print-directory test-ctest test-thread-safety test-asan
+	@$(MAKE) --no-print-directory test-ctest test-thread-safety test-asan test-fuzz
 
 test-ctest:
 	@ctest --test-dir $(BUILD) -LE gpu --output-on-failure -j$(JOBS)
@@ -43,5 +48,18 @@ test-asan:
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --test-dir $(BUILD_ASAN) -L unit --output-on-failure -j$(JOBS)
 
+# clang-14 + libFuzzer, ASan+UBSan, every library instrumented; only the fuzz targets are built.
+build-fuzz: bootstrap
+	@cmake -S . -B $(BUILD_FUZZ) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang-14 \
+	  -DCMAKE_CXX_COMPILER=clang++-14 -DZF_FUZZ=ON -DZF_SANITIZE=address,undefined \
+	  -DZF_WITH_TORCH=OFF -DZF_BUILD_TOOLS=OFF -DZF_WERROR=OFF >/dev/null
+	@cmake --build $(BUILD_FUZZ) -j$(JOBS) --target zf_fuzzers
+
+fuzz: build-fuzz
+	@scripts/fuzz $(BUILD_FUZZ) $(FUZZ_SECONDS)
+
+test-fuzz: build-fuzz
+	@scripts/fuzz $(BUILD_FUZZ) $(TEST_FUZZ_SECONDS)
+
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)

@@ -7,6 +7,7 @@
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "cli/abuse_bench.h"
 #include "cli/common_flags.h"
 #include "common/status_macros.h"
 #include "inference_server/bench/inference_bench.h"
@@ -19,6 +20,14 @@ ABSL_FLAG(int, baseline_threads, 8,
           "bench inference: threads of the batch-1 baseline, each with its own model (1..256)");
 ABSL_FLAG(int, intra_op_threads, 1, "bench inference: LibTorch intra-op threads (1..256)");
 ABSL_FLAG(int, inserters, 16, "bench replay: threads inserting games (1..256)");
+ABSL_FLAG(int, idle_streams, 1000,
+          "bench abuse: Evaluate streams opened and left idle (0..100000)");
+ABSL_FLAG(int, slow_sockets, 200,
+          "bench abuse: connections that send half an HTTP/2 preface and stall (0..10000)");
+ABSL_FLAG(int, abandoned, 2000,
+          "bench abuse: streams that send a request and are cancelled unread (0..1000000)");
+ABSL_FLAG(int, well_behaved, 4, "bench abuse: well-behaved client streams (1..256)");
+ABSL_FLAG(int, max_rss_mib, 1024, "bench abuse: the server's memory bound in MiB; above fails");
 ABSL_FLAG(double, peak_tflops, 0,
           "bench inference: the device's peak TFLOP/s in the precision used (0: known GPUs by "
           "name)");
@@ -30,9 +39,29 @@ ABSL_DECLARE_FLAG(double, seconds);
 namespace zf::cli {
 
 std::vector<std::string> BenchFlags() {
-  return {"blocks",    "filters",          "max_batch",        "streams",     "rows",
-          "in_flight", "baseline_threads", "intra_op_threads", "capacity",    "inserters",
-          "dir",       "device",           "precision",        "cuda_graphs", "peak_tflops"};
+  return {"blocks",       "filters",          "max_batch",        "streams",      "rows",
+          "in_flight",    "baseline_threads", "intra_op_threads", "capacity",     "inserters",
+          "dir",          "device",           "precision",        "cuda_graphs",  "peak_tflops",
+          "idle_streams", "slow_sockets",     "abandoned",        "well_behaved", "max_rss_mib"};
+}
+
+absl::Status RunBenchAbuse() {
+  AbuseBenchOptions options;
+  options.zf = "/proc/self/exe";
+  options.game = absl::GetFlag(FLAGS_game);
+  options.well_behaved = absl::GetFlag(FLAGS_well_behaved);
+  options.rows = absl::GetFlag(FLAGS_rows);
+  options.streams = absl::GetFlag(FLAGS_idle_streams);
+  options.slow_sockets = absl::GetFlag(FLAGS_slow_sockets);
+  options.abandoned = absl::GetFlag(FLAGS_abandoned);
+  options.seconds = absl::GetFlag(FLAGS_seconds);
+  options.max_rss_mib = absl::GetFlag(FLAGS_max_rss_mib);
+  ZF_RETURN_IF_ERROR(options.Validate());
+  ZF_ASSIGN_OR_RETURN(AbuseBenchResult result, RunAbuseBench(options));
+  std::cout << (absl::GetFlag(FLAGS_json) ? FormatAbuseBenchJson(result)
+                                          : FormatAbuseBenchTable(result))
+            << std::flush;
+  return absl::OkStatus();
 }
 
 absl::Status RunBenchInference() {

@@ -16,5 +16,7 @@ std::vector<std::string> BenchFlags();
 // Returns: OK after printing; InvalidArgument for bad flags; the benchmark's error otherwise.
 absl::Status RunBenchInference();
 absl::Status RunBenchReplay();
+// `zf bench abuse`: cli/abuse_bench.h.
+absl::Status RunBenchAbuse();
 
 }  // namespace zf::cli

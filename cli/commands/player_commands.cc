@@ -225,14 +225,16 @@ std::string CpuModel() {
 absl::Status RunBench(const std::vector<std::string>& args) {
   if (args.size() == 1 && args[0] == "inference") return RunBenchInference();
   if (args.size() == 1 && args[0] == "replay") return RunBenchReplay();
+  if (args.size() == 1 && args[0] == "abuse") return RunBenchAbuse();
   if (!args.empty() && args[0] == "selfplay") {
     return RunBenchSelfplay(std::vector<std::string>(args.begin() + 1, args.end()));
   }
   if (args.size() != 1 || args[0] != "mcts") {
     return absl::InvalidArgumentError(
-        args.empty() ? "which benchmark? usage: zf bench mcts|inference|replay|selfplay [--json]"
-                     : absl::StrCat("unknown benchmark \"", args[0],
-                                    "\"; benchmarks: mcts, inference, replay, selfplay"));
+        args.empty()
+            ? "which benchmark? usage: zf bench mcts|inference|replay|selfplay|abuse [--json]"
+            : absl::StrCat("unknown benchmark \"", args[0],
+                           "\"; benchmarks: mcts, inference, replay, selfplay, abuse"));
   }
   ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
   int sims = absl::GetFlag(FLAGS_sims);
@@ -297,12 +299,16 @@ std::vector<Command> PlayerCommands() {
        "benchmarks; 'zf bench mcts': MCTS simulations per second on one thread; 'zf bench "
        "inference': batched gRPC serving vs raw and batch-1 baseline; 'zf bench replay': shard "
        "insert/sample throughput and memory; 'zf bench selfplay': P actor processes served by one "
-       "inference server vs P batch-1 local actors",
+       "inference server vs P batch-1 local actors; 'zf bench abuse': an inference server's "
+       "well-behaved clients while others open thousands of streams, send oversized messages, "
+       "stall and abandon streams",
        "zf bench mcts --game G [--sims N] [--seconds S] [--json]\n"
        "  zf bench inference [--game G] [--blocks B] [--filters F] [--max_batch N] [--streams S] "
        "[--rows R] [--in_flight K] [--baseline_threads P] [--intra_op_threads N] [--seconds T] "
        "[--json]\n"
        "  zf bench replay [--capacity N] [--inserters K] [--seconds S] [--dir DIR] [--json]\n"
+       "  zf bench abuse [--game G] [--idle_streams N] [--slow_sockets N] [--abandoned N] "
+       "[--well_behaved N] [--rows R] [--seconds S] [--max_rss_mib M] [--json]\n"
        "  zf bench selfplay --actors P [--game G] [--blocks B --filters F] [--sims N] "
        "[--games_per_worker N] [--seconds S] [--json]",
        BenchCommandFlags(), RunBench},

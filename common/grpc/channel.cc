@@ -63,6 +63,18 @@ void ApplyServerSettings(const WireSettings& settings, grpc::ServerBuilder* buil
   builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, Millis(settings.keepalive_time));
   builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, Millis(settings.keepalive_timeout));
   builder->AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  // Limits against misbehaving clients.
+  builder->AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, settings.max_concurrent_streams);
+  builder->AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
+                              Millis(settings.handshake_timeout));
+  builder->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+                              Millis(settings.max_connection_idle));
+  builder->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS, Millis(settings.max_connection_age));
+  builder->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
+                              Millis(settings.max_connection_age_grace));
+  grpc::ResourceQuota quota("zf-server");
+  quota.Resize(static_cast<size_t>(settings.server_memory_bytes));
+  builder->SetResourceQuota(quota);
   // gRPC sets SO_REUSEPORT by default, which lets a second server silently share a port that is
   // in use; we want that to be an error.
   builder->AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);

@@ -38,6 +38,25 @@ struct WireSettings {
   absl::Duration max_reconnect_backoff = absl::Seconds(5);
   // TLS / mutual TLS for servers and clients (tls.h); plaintext when empty.
   TlsSettings tls;
+
+  // Server limits against misbehaving clients (docs/security.md, "Limits"). A message over
+  // max_message_bytes fails its call with RESOURCE_EXHAUSTED; requests in flight per stream are
+  // bounded by each service (the inference service stops reading a stream at its limit).
+  // Streams one connection may have open at once (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS): a
+  // client opening more waits for one to end.
+  int max_concurrent_streams = 128;
+  // A connection that has not finished its handshake (TLS included) and sent its HTTP/2 settings
+  // within this long is closed: a peer that connects and stalls holds a socket only this long.
+  absl::Duration handshake_timeout = absl::Seconds(20);
+  // A connection with no call open for this long is closed (GOAWAY); clients reconnect on demand.
+  absl::Duration max_connection_idle = absl::Minutes(30);
+  // Every connection is closed after this long (GOAWAY, then max_connection_age_grace for its
+  // calls to finish); clients reconnect, which also spreads them again over a Service's replicas.
+  absl::Duration max_connection_age = absl::Hours(4);
+  absl::Duration max_connection_age_grace = absl::Minutes(2);
+  // Memory gRPC may hold for the server's connections (messages being read or written); past it
+  // gRPC stops reading from sockets until memory is freed. Must exceed max_message_bytes.
+  int64_t server_memory_bytes = int64_t{2} << 30;
 };
 
 // Channel arguments for clients with `settings`.
