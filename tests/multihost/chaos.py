@@ -506,6 +506,7 @@ def run_soak(run_dir, zf, minutes, every_s, seed, log=print):
                 session.fault(rng.choice(choices))
             session.wait(max(0, end - time.monotonic()))
             report["resources"] = resource_slopes(session.monitor, session.fleet)
+            report["resource_samples"] = resource_samples(session.monitor, session.fleet)
             report.update(session.finish())
         except Exception as e:
             session.failures.append(f"harness: {type(e).__name__}: {e}")
@@ -517,34 +518,55 @@ def run_soak(run_dir, zf, minutes, every_s, seed, log=print):
     return report
 
 
-def resource_slopes(monitor, fleet, warmup_fraction=0.1):
-    """Per host, over the longest-lived process after warm-up, sampled every 10 s: the least
-    squares slope per hour of RSS (MiB), threads and open files, and their ranges."""
+def resource_samples(monitor, fleet, every_s=10):
+    """Per host, every `every_s` s: [seconds, pid, RSS MiB, threads, open files] (the report keeps
+    them, so a slope can be looked at again)."""
+    with monitor.lock:
+        samples = list(monitor.samples)
+    out = {}
+    for name in fleet.hosts:
+        rows, last_t = [], -1e9
+        for t, s in samples:
+            e = s["hosts"].get(name, {})
+            if "rss_bytes" in e and t - last_t >= every_s:
+                rows.append([round(t, 1), e.get("pid"), round(e["rss_bytes"] / 2**20, 1),
+                             e["threads"], e["open_files"]])
+                last_t = t
+        out[name] = rows
+    return out
+
+
+def resource_slopes(monitor, fleet, warmup_s=120):
+    """Per host, over its longest-lived process (a restart starts a new one: a new pid), after
+    that process's first `warmup_s` seconds, sampled every 10 s: the least squares slope per
+    hour of RSS (MiB), threads and open files, and their ranges."""
     out = {}
     with monitor.lock:
         samples = list(monitor.samples)
     if not samples:
         return out
-    t_end = samples[-1][0]
     for name in fleet.hosts:
-        runs, current, last_t = [], [], -1e9
+        runs, current, last_t, pid = [], [], -1e9, None
         for t, s in samples:
             e = s["hosts"].get(name, {})
-            if "rss_bytes" not in e:
+            if "rss_bytes" not in e or e.get("pid") != pid:
                 if current:
                     runs.append(current)
-                current = []
-                continue
+                current, last_t = [], -1e9
+                pid = e.get("pid") if "rss_bytes" in e else None
+                if "rss_bytes" not in e:
+                    continue
             if t - last_t >= 10:
                 current.append((t, e))
                 last_t = t
         if current:
             runs.append(current)
-        best = max(runs, key=len, default=[])
-        best = [p for p in best if p[0] >= warmup_fraction * t_end] or best
+        best = max(runs, key=lambda r: r[-1][0] - r[0][0], default=[])
+        best = [p for p in best if p[0] >= best[0][0] + warmup_s] if best else best
         if len(best) < 3:
             continue
-        entry = {"samples": len(best), "span_s": round(best[-1][0] - best[0][0], 1)}
+        entry = {"samples": len(best), "span_s": round(best[-1][0] - best[0][0], 1),
+                 "from_s": round(best[0][0], 1), "processes": len(runs)}
         for p in best:  # the window's size, for the replay shards' memory per position
             m = p[1].get("metrics")
             if m is not None:

@@ -498,6 +498,7 @@ class Monitor(threading.Thread):
         for h in list(self.fleet.hosts.values()):
             entry = {"alive": h.alive()}
             if h.alive():
+                entry["pid"] = h.proc.pid  # a restart is a new pid: resource slopes are per process
                 stats = proc_stats(h.proc.pid)
                 if stats:
                     entry.update(stats)
