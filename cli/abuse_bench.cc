@@ -22,6 +22,7 @@
 #include "absl/time/clock.h"
 #include "cli/top/scrape.h"
 #include "common/grpc/channel.h"
+#include "common/host_info.h"
 #include "common/metrics/text_parser.h"
 #include "common/status_macros.h"
 #include "common/testing/background_process.h"
@@ -112,16 +113,7 @@ absl::StatusOr<AbuseBenchResult> RunAbuseBench(const AbuseBenchOptions& o) {
   AbuseBenchResult r;
   r.options = o;
   r.cores = static_cast<int>(std::thread::hardware_concurrency());
-  {
-    std::ifstream cpuinfo("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(cpuinfo, line)) {
-      if (line.rfind("model name", 0) == 0) {
-        r.cpu = line.substr(line.find(':') + 2);
-        break;
-      }
-    }
-  }
+  r.cpu = CpuModelName();
   const std::string prefix = absl::StrCat("/tmp/zf_bench_abuse_", getpid());
   ZF_ASSIGN_OR_RETURN(std::unique_ptr<testing::BackgroundProcess> server,
                       testing::BackgroundProcess::Start(

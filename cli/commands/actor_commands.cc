@@ -38,6 +38,7 @@
 #include "actor/game_sink.h"
 #include "cli/common_flags.h"
 #include "cli/json.h"
+#include "common/host_info.h"
 #include "common/logging.h"
 #include "common/metrics/build_info.h"
 #include "common/metrics/metrics_server.h"
@@ -521,18 +522,6 @@ std::string RssList(const std::vector<int64_t>& rss, bool json) {
   return out;
 }
 
-std::string CpuName() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      const size_t colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(colon + 2);
-    }
-  }
-  return "unknown CPU";
-}
-
 }  // namespace
 
 absl::Status RunBenchSelfplay(const std::vector<std::string>& args) {
@@ -627,7 +616,7 @@ absl::Status RunBenchSelfplay(const std::vector<std::string>& args) {
   std::filesystem::remove_all(dir);
 
   auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
-  const std::string cpu = CpuName();
+  const std::string cpu = CpuModelName();
   const unsigned cores = std::thread::hardware_concurrency();
   const std::string gpu = device == "cpu" ? "" : model::CudaDeviceName(0);
   const std::string device_text = gpu.empty() ? "cpu" : gpu;

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <fstream>
 #include <iostream>
 #include <string>
 #include <thread>
@@ -24,6 +23,7 @@
 #include "cli/common_flags.h"
 #include "cli/json.h"
 #include "cli/players.h"
+#include "common/host_info.h"
 #include "common/status_macros.h"
 #include "games/registry.h"
 #include "search/throughput.h"
@@ -209,19 +209,6 @@ absl::Status RunPlay(const std::vector<std::string>& args) {
   });
 }
 
-std::string CpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (absl::StartsWith(line, "model name")) {
-      size_t colon = line.find(':');
-      if (colon != std::string::npos)
-        return std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
-    }
-  }
-  return "unknown CPU";
-}
-
 absl::Status RunBench(const std::vector<std::string>& args) {
   if (args.size() == 1 && args[0] == "inference") return RunBenchInference();
   if (args.size() == 1 && args[0] == "replay") return RunBenchReplay();
@@ -248,7 +235,7 @@ absl::Status RunBench(const std::vector<std::string>& args) {
   return games::VisitGame(config, [&](const auto& start) -> absl::Status {
     search::ThroughputResult r =
         search::MeasureThroughput(start, sims, absl::Seconds(seconds), /*batch_size=*/16);
-    const std::string cpu = CpuModel();
+    const std::string cpu = CpuModelName();
     const unsigned cores = std::thread::hardware_concurrency();
     if (absl::GetFlag(FLAGS_json)) {
       std::cout << "{\"game\": " << JsonString(start.Name())

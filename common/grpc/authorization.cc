@@ -122,7 +122,23 @@ absl::Status Authorize(const grpc::AuthContext& context, absl::string_view metho
   return absl::OkStatus();
 }
 
-ServerAuthorization::ServerAuthorization(metrics::Registry* registry) : registry_(registry) {}
+namespace {
+
+metrics::Family<metrics::Counter>* RegisterDeniedCalls(metrics::Registry* registry) {
+  if (registry == nullptr) return nullptr;
+  return &metrics::BuildCounter()
+              .Name("zf_grpc_server_calls_denied_total")
+              .Help(
+                  "Calls refused with PERMISSION_DENIED by the per-role authorization policy, by "
+                  "method (\"other\" outside the policy) and the caller's role (\"none\" "
+                  "without one).")
+              .Register(*registry);
+}
+
+}  // namespace
+
+ServerAuthorization::ServerAuthorization(metrics::Registry* registry)
+    : denied_(RegisterDeniedCalls(registry)) {}
 
 grpc::Status ServerAuthorization::Process(const InputMetadata& auth_metadata,
                                           grpc::AuthContext* context, OutputMetadata*,
@@ -131,16 +147,11 @@ grpc::Status ServerAuthorization::Process(const InputMetadata& auth_metadata,
   if (auto it = auth_metadata.find(":path"); it != auth_metadata.end()) method = Str(it->second);
   absl::Status decision = Authorize(*context, method);
   if (decision.ok()) return grpc::Status::OK;
-  if (registry_ != nullptr) {
+  if (denied_ != nullptr) {
     absl::StatusOr<Role> role = PeerRole(*context);
-    metrics::BuildCounter()
-        .Name("zf_grpc_server_calls_denied_total")
-        .Help(
-            "Calls refused with PERMISSION_DENIED by the per-role authorization policy, by "
-            "method (\"other\" outside the policy) and the caller's role (\"none\" without one).")
-        .Register(*registry_)
-        .Add({{"method", FindRule(method) != nullptr ? method : "other"},
-              {"role", role.ok() ? std::string(RoleName(*role)) : "none"}})
+    denied_
+        ->Add({{"method", FindRule(method) != nullptr ? method : "other"},
+               {"role", role.ok() ? std::string(RoleName(*role)) : "none"}})
         .Increment();
   }
   return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, std::string(decision.message()));

@@ -53,7 +53,8 @@ absl::StatusOr<Role> PeerRole(const grpc::AuthContext& context);
 absl::Status Authorize(const grpc::AuthContext& context, absl::string_view method);
 
 // The processor a mutual-TLS server's credentials carry (MakeServerCredentials). Counts denials
-// in `registry` when it is not null (the registry must outlive the server).
+// in `registry` when it is not null (the registry must outlive the server; the counter family
+// is registered once, at construction).
 class ServerAuthorization : public grpc::AuthMetadataProcessor {
  public:
   explicit ServerAuthorization(metrics::Registry* registry);
@@ -65,7 +66,7 @@ class ServerAuthorization : public grpc::AuthMetadataProcessor {
                        OutputMetadata* response_metadata) override;
 
  private:
-  metrics::Registry* const registry_;
+  metrics::Family<metrics::Counter>* const denied_;  // null without a registry
 };
 
 }  // namespace zf::grpc_util

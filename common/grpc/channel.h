@@ -77,7 +77,8 @@ void ApplyServerSettings(const WireSettings& settings, grpc::ServerBuilder* buil
 // is not null; authorization.h), starts the server and sets *port to the bound port. The health
 // service starts out NOT_SERVING. Logs a warning when a non-loopback address is served without
 // TLS.
-// Returns: the server; InvalidArgument for a malformed address or bad TLS settings; Unavailable
+// Returns: the server; InvalidArgument for a malformed address, bad TLS settings or a
+// server_memory_bytes not above max_message_bytes; Unavailable
 // if it cannot bind.
 absl::StatusOr<std::unique_ptr<grpc::Server>> StartServer(const std::string& address,
                                                           const WireSettings& settings,

@@ -15,6 +15,7 @@ using ::grpc::health::v1::Health;
 using ::grpc::health::v1::HealthCheckRequest;
 using ::grpc::health::v1::HealthCheckResponse;
 using ::zf::testing::StatusIs;
+using ::testing::HasSubstr;
 
 TEST(GrpcStatusTest, RoundTripsEveryCode) {
   for (int code = 0; code <= 16; ++code) {
@@ -60,6 +61,15 @@ TEST(GrpcServerTest, BadAddressesAreRefused) {
   grpc::ServerBuilder b2;
   EXPECT_THAT(StartServer("127.0.0.1:99999", WireSettings{}, &b2, &port),
               StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+TEST(GrpcServerTest, MemoryQuotaBelowOneMessageIsRefused) {
+  WireSettings settings;
+  settings.server_memory_bytes = settings.max_message_bytes;
+  grpc::ServerBuilder builder;
+  int port = 0;
+  EXPECT_THAT(StartServer("127.0.0.1:0", settings, &builder, &port),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("memory quota")));
 }
 
 TEST(GrpcServerTest, PortInUseIsUnavailable) {

@@ -16,7 +16,7 @@ from fleet_spec import METRICS, Checker
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 COMPONENT_DIRS = {"inference": "inference_server", "replay": "replay", "actor": "actor",
-                  "learner": "learner"}
+                  "learner": "learner", "grpc": "common/grpc"}
 # Any string literal naming a metric: most families are built with .Name("..."), but a helper
 # such as the actor's counter("zf_actor_games_total", ...) passes the name on.
 _NAME = re.compile(r'"(zf_[a-z0-9_]+)"')

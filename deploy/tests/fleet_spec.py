@@ -74,6 +74,8 @@ METRICS = {
     "zf_learner_steps_total", "zf_learner_samples_total", "zf_learner_loss",
     "zf_learner_learning_rate", "zf_learner_published_version",
     "zf_learner_data_wait_seconds_total", "zf_learner_step_seconds",
+    # every gRPC server under mutual TLS (common/grpc/authorization.cc)
+    "zf_grpc_server_calls_denied_total",
 }
 HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
 # Series Prometheus makes itself.

@@ -4,7 +4,6 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <random>
@@ -19,6 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/host_info.h"
 #include "common/status_macros.h"
 #include "common/thread.h"
 #include "games/registry.h"
@@ -32,20 +32,6 @@ namespace zf::inference {
 namespace {
 
 constexpr int kWorkers = 2;  // server workers, and concurrent callers of the raw measurement
-
-std::string CpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (absl::StartsWith(line, "model name")) {
-      const size_t colon = line.find(':');
-      if (colon != std::string::npos) {
-        return std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
-      }
-    }
-  }
-  return "unknown CPU";
-}
 
 std::string Json(absl::string_view s) {
   std::string out = "\"";
@@ -160,7 +146,7 @@ absl::StatusOr<InferenceBenchResult> RunInferenceBench(const InferenceBenchOptio
   result.options = f;
   result.game = config.name;
   result.shape = shape.DebugString();
-  result.cpu_model = CpuModel();
+  result.cpu_model = CpuModelName();
   result.flops_per_position = shape.ForwardFlops();
   result.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 

@@ -1,0 +1,15 @@
+// Facts about the machine a benchmark ran on, for its table and JSON (every figure names its
+// hardware: design.md, "what is measured").
+//
+// Thread-safety: free functions; thread-safe.
+#pragma once
+
+#include <string>
+
+namespace zf {
+
+// The CPU's model name from /proc/cpuinfo (e.g. "AMD EPYC 7B13"), or "unknown CPU" where it
+// cannot be read.
+std::string CpuModelName();
+
+}  // namespace zf
