@@ -1,6 +1,7 @@
 // The table of `zf` subcommands. Each group lives in cli/commands/.
 #include "cli/command.h"
 #include "cli/commands/actor_commands.h"
+#include "cli/commands/evaluator_commands.h"
 #include "cli/commands/game_commands.h"
 #include "cli/commands/gtp_commands.h"
 #include "cli/commands/inference_commands.h"
@@ -23,6 +24,7 @@ const std::vector<Command>& Commands() {
     for (Command& c : ReplayCommands()) all->push_back(std::move(c));
     for (Command& c : ActorCommands()) all->push_back(std::move(c));
     for (Command& c : LearnerCommands()) all->push_back(std::move(c));
+    for (Command& c : EvaluatorCommands()) all->push_back(std::move(c));
     for (Command& c : GtpCommands()) all->push_back(std::move(c));
     for (Command& c : RunCommands()) all->push_back(std::move(c));
     for (Command& c : OpsCommands()) all->push_back(std::move(c));
