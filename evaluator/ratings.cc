@@ -25,9 +25,13 @@ namespace {
 constexpr double kScale = std::numbers::ln10 / 400.0;
 constexpr int kMaxIterations = 200;
 
-double Sigmoid(double z) { return z >= 0 ? 1.0 / (1.0 + std::exp(-z)) : std::exp(z) / (1.0 + std::exp(z)); }
+double Sigmoid(double z) {
+  return z >= 0 ? 1.0 / (1.0 + std::exp(-z)) : std::exp(z) / (1.0 + std::exp(z));
+}
 // log(sigmoid(z)), without overflow for large |z|.
-double LogSigmoid(double z) { return z >= 0 ? -std::log1p(std::exp(-z)) : z - std::log1p(std::exp(z)); }
+double LogSigmoid(double z) {
+  return z >= 0 ? -std::log1p(std::exp(-z)) : z - std::log1p(std::exp(z));
+}
 // sigmoid'(z) = sigmoid(z) * sigmoid(-z).
 double SigmoidSlope(double z) { return Sigmoid(z) * Sigmoid(-z); }
 
@@ -56,8 +60,7 @@ struct Model {
 
 // Log posterior, and optionally its gradient and Hessian, at `theta`.
 double Evaluate(const Model& model, const std::vector<Pairing>& pairings,
-                const Eigen::VectorXd& theta, Eigen::VectorXd* gradient,
-                Eigen::MatrixXd* hessian) {
+                const Eigen::VectorXd& theta, Eigen::VectorXd* gradient, Eigen::MatrixXd* hessian) {
   const double d = std::exp(theta[model.LogDrawIndex()]);
   const double u = kScale * d;
   const int ia = model.AdvantageIndex(), id = model.LogDrawIndex();
@@ -185,9 +188,15 @@ absl::StatusOr<RatingTable> ComputeRatings(const std::vector<GameOutcome>& games
     Pairing& p = by_order[{a, b}];
     p.first = a, p.second = b;
     switch (g.outcome) {
-      case Outcome::kFirstWon: p.wins += 1, stats[a].wins += 1, stats[b].losses += 1; break;
-      case Outcome::kDraw: p.draws += 1, stats[a].draws += 1, stats[b].draws += 1; break;
-      case Outcome::kSecondWon: p.losses += 1, stats[a].losses += 1, stats[b].wins += 1; break;
+      case Outcome::kFirstWon:
+        p.wins += 1, stats[a].wins += 1, stats[b].losses += 1;
+        break;
+      case Outcome::kDraw:
+        p.draws += 1, stats[a].draws += 1, stats[b].draws += 1;
+        break;
+      case Outcome::kSecondWon:
+        p.losses += 1, stats[a].losses += 1, stats[b].wins += 1;
+        break;
     }
     ++stats[a].games, ++stats[b].games;
     ++table.games;
@@ -244,9 +253,8 @@ absl::StatusOr<RatingTable> ComputeRatings(const std::vector<GameOutcome>& games
     Eigen::MatrixXd information = -hessian;
     Eigen::VectorXd step;
     for (double damping = 0;; damping = damping == 0 ? 1e-6 : damping * 10) {
-      Eigen::LLT<Eigen::MatrixXd> llt(information +
-                                      damping * Eigen::MatrixXd::Identity(model.Size(),
-                                                                          model.Size()));
+      Eigen::LLT<Eigen::MatrixXd> llt(
+          information + damping * Eigen::MatrixXd::Identity(model.Size(), model.Size()));
       if (llt.info() == Eigen::Success) {
         step = llt.solve(gradient);
         break;
@@ -278,8 +286,8 @@ absl::StatusOr<RatingTable> ComputeRatings(const std::vector<GameOutcome>& games
     const Eigen::VectorXd step = (-hessian).llt().solve(gradient);
     if (!(gradient.dot(step) / 2 < 1e-6)) {
       return absl::InternalError(absl::StrCat("Elo fit did not converge in ", kMaxIterations,
-                                              " steps (Newton decrement ",
-                                              gradient.dot(step) / 2, ")"));
+                                              " steps (Newton decrement ", gradient.dot(step) / 2,
+                                              ")"));
     }
   }
 
@@ -295,8 +303,8 @@ absl::StatusOr<RatingTable> ComputeRatings(const std::vector<GameOutcome>& games
     PlayerRating r = stats[p];
     r.player = names[p];
     r.elo = model.Rating(theta, p);
-    const double half = p == model.anchor ? 0 : z * std::sqrt(covariance(model.Index(p),
-                                                                         model.Index(p)));
+    const double half =
+        p == model.anchor ? 0 : z * std::sqrt(covariance(model.Index(p), model.Index(p)));
     r.lower = r.elo - half;
     r.upper = r.elo + half;
     table.players.push_back(std::move(r));

@@ -29,9 +29,10 @@ std::vector<GameOutcome> Simulate(const std::map<std::string, double>& elo, int 
       const double loss = ExpectedScore(rb - ra - advantage - draw_width);
       for (int k = 0; k < games_per_order; ++k) {
         const double x = uniform(rng);
-        games.push_back({a, b, x < win ? Outcome::kFirstWon
-                               : x < win + loss ? Outcome::kSecondWon
-                                                : Outcome::kDraw});
+        games.push_back({a, b,
+                         x < win          ? Outcome::kFirstWon
+                         : x < win + loss ? Outcome::kSecondWon
+                                          : Outcome::kDraw});
       }
     }
   }
@@ -73,7 +74,7 @@ TEST(RatingsTest, RecoversKnownRatingsAdvantageAndDrawWidth) {
       EXPECT_EQ(r.lower, 0);
       EXPECT_EQ(r.upper, 0);
     } else {
-      EXPECT_GT(sigma, 1);   // 18,000 games pin a rating to a few Elo, not to nothing
+      EXPECT_GT(sigma, 1);  // 18,000 games pin a rating to a few Elo, not to nothing
       EXPECT_LT(sigma, 15);
     }
     EXPECT_EQ(r.games, 6 * 3000);
@@ -159,10 +160,10 @@ TEST(RatingsTest, NamesWhatCannotBeRated) {
               StatusIs(absl::StatusCode::kInvalidArgument));
   RatingOptions no_prior;
   no_prior.prior_draws = 0;
-  EXPECT_THAT(ComputeRatings({{"v1", "random", Outcome::kFirstWon},
-                              {"random", "v1", Outcome::kFirstWon}},
-                             no_prior),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("prior_draws")));
+  EXPECT_THAT(
+      ComputeRatings({{"v1", "random", Outcome::kFirstWon}, {"random", "v1", Outcome::kFirstWon}},
+                     no_prior),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("prior_draws")));
   RatingOptions bad;
   bad.confidence = 1;
   EXPECT_THAT(ComputeRatings({{"v1", "random", Outcome::kDraw}}, bad),
@@ -182,12 +183,17 @@ TEST(RatingsTest, HundredsOfVersionsInAChain) {
   for (int v = 1; v <= 300; ++v) truth.push_back(truth.back() + 1);
   auto name = [](int v) { return v == 0 ? std::string("random") : "v" + std::to_string(v); };
   auto play = [&](int a, int b) {
-    const double win = ExpectedScore(truth[a] - truth[b] - 30), loss = ExpectedScore(truth[b] - truth[a] - 30);
+    const double win = ExpectedScore(truth[a] - truth[b] - 30),
+                 loss = ExpectedScore(truth[b] - truth[a] - 30);
     const double x = uniform(rng);
-    games.push_back({name(a), name(b), x < win ? Outcome::kFirstWon : x < win + loss ? Outcome::kSecondWon : Outcome::kDraw});
+    games.push_back({name(a), name(b),
+                     x < win          ? Outcome::kFirstWon
+                     : x < win + loss ? Outcome::kSecondWon
+                                      : Outcome::kDraw});
   };
   for (int v = 1; v <= 300; ++v) {
-    for (int k = 0; k < 20; ++k) play(k % 2 ? v : v - 1, k % 2 ? v - 1 : v), play(k % 2 ? v : 0, k % 2 ? 0 : v);
+    for (int k = 0; k < 20; ++k)
+      play(k % 2 ? v : v - 1, k % 2 ? v - 1 : v), play(k % 2 ? v : 0, k % 2 ? 0 : v);
   }
   ASSERT_OK_AND_ASSIGN(RatingTable table, ComputeRatings(games));
   EXPECT_EQ(table.players.size(), 301u);

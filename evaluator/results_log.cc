@@ -18,8 +18,8 @@ constexpr int64_t kMaxRecordBytes = 1 << 20;  // a game record is ~100 bytes
 absl::StatusOr<EvaluationGame> Parse(replay::SegmentId segment, absl::string_view payload) {
   EvaluationGame game;
   if (!game.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
-    return absl::DataLossError(absl::StrCat("evaluation log segment ", segment,
-                                            ": a record is not an EvaluationGame"));
+    return absl::DataLossError(
+        absl::StrCat("evaluation log segment ", segment, ": a record is not an EvaluationGame"));
   }
   if (absl::Status valid = ValidateEvaluationGame(game); !valid.ok()) {
     return absl::DataLossError(
@@ -35,13 +35,13 @@ absl::Status ValidateEvaluationGame(const EvaluationGame& game) {
     return absl::InvalidArgumentError("evaluation game without both players");
   }
   if (game.first() == game.second()) {
-    return absl::InvalidArgumentError(absl::StrCat("evaluation game of ", game.first(),
-                                                   " against itself"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("evaluation game of ", game.first(), " against itself"));
   }
   if (game.result() != EvaluationGame::FIRST_WON && game.result() != EvaluationGame::DRAW &&
       game.result() != EvaluationGame::SECOND_WON) {
-    return absl::InvalidArgumentError(absl::StrCat("evaluation game ", game.first(), " vs ",
-                                                   game.second(), " without a result"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("evaluation game ", game.first(), " vs ", game.second(), " without a result"));
   }
   if (game.game().empty()) return absl::InvalidArgumentError("evaluation game without its game");
   return absl::OkStatus();
@@ -71,8 +71,8 @@ absl::StatusOr<std::unique_ptr<ResultsLog>> ResultsLog::Open(const std::string& 
 absl::StatusOr<std::vector<EvaluationGame>> ResultsLog::Read(const std::string& dir) {
   std::error_code error;
   if (!std::filesystem::is_directory(dir, error)) {
-    return absl::NotFoundError(absl::StrCat("no evaluation log at ", dir,
-                                            " (has an evaluator run with this directory?)"));
+    return absl::NotFoundError(
+        absl::StrCat("no evaluation log at ", dir, " (has an evaluator run with this directory?)"));
   }
   std::vector<EvaluationGame> games;
   absl::StatusOr<replay::RecoveryReport> read = replay::Log::Read(
@@ -105,7 +105,7 @@ std::vector<GameOutcome> ToOutcomes(const std::vector<EvaluationGame>& games) {
   outcomes.reserve(games.size());
   for (const EvaluationGame& g : games) {
     outcomes.push_back({g.first(), g.second(),
-                        g.result() == EvaluationGame::FIRST_WON   ? Outcome::kFirstWon
+                        g.result() == EvaluationGame::FIRST_WON    ? Outcome::kFirstWon
                         : g.result() == EvaluationGame::SECOND_WON ? Outcome::kSecondWon
                                                                    : Outcome::kDraw});
   }

@@ -17,8 +17,8 @@ namespace zf::evaluator {
 namespace {
 
 using ::testing::HasSubstr;
-using ::zf::testing::StatusIs;
 using zerofleet::v1::EvaluationGame;
+using ::zf::testing::StatusIs;
 
 EvaluationGame Game(const std::string& first, const std::string& second,
                     EvaluationGame::Result result, uint64_t seed = 1) {
@@ -83,9 +83,8 @@ TEST_F(ResultsLogTest, AForeignRecordIsDataLossNotSilence) {
   {
     replay::LogOptions options;
     options.dir = dir_;
-    ASSERT_OK_AND_ASSIGN(auto raw, replay::Log::Open(options, [](auto, auto) {
-      return absl::OkStatus();
-    }));
+    ASSERT_OK_AND_ASSIGN(auto raw,
+                         replay::Log::Open(options, [](auto, auto) { return absl::OkStatus(); }));
     ASSERT_OK(raw->Append("\xff\xff\xff not a proto").status());
   }
   EXPECT_THAT(ResultsLog::Open(dir_), StatusIs(absl::StatusCode::kDataLoss));

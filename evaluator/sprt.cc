@@ -60,9 +60,12 @@ absl::Status SprtOptions::Validate() const {
 
 std::string SprtDecisionName(SprtDecision decision) {
   switch (decision) {
-    case SprtDecision::kContinue: return "continue";
-    case SprtDecision::kAccept: return "accept";
-    case SprtDecision::kReject: return "reject";
+    case SprtDecision::kContinue:
+      return "continue";
+    case SprtDecision::kAccept:
+      return "accept";
+    case SprtDecision::kReject:
+      return "reject";
   }
   return "unknown";
 }

@@ -3,7 +3,8 @@
 //   H0: the candidate is at most elo0 stronger than the best, and
 //   H1: it is at least elo1 stronger,
 // with P(accept | H0) <= alpha and P(reject | H1) <= beta (Wald's bounds: accept when the log
-// likelihood ratio reaches log((1 - beta) / alpha), reject when it falls to log(beta / (1 - alpha))).
+// likelihood ratio reaches log((1 - beta) / alpha), reject when it falls to log(beta / (1 -
+// alpha))).
 //
 // Elo here is logistic Elo of the expected score (win 1, draw 1/2): elo = 400 log10(s / (1 - s)),
 // as fishtest and OpenBench state their bounds. Draws enter as a nuisance: the log likelihood
@@ -23,8 +24,8 @@
 namespace zf::evaluator {
 
 struct SprtOptions {
-  double elo0 = 0.0;   // H0: candidate - best <= elo0
-  double elo1 = 10.0;  // H1: candidate - best >= elo1 (> elo0)
+  double elo0 = 0.0;    // H0: candidate - best <= elo0
+  double elo1 = 10.0;   // H1: candidate - best >= elo1 (> elo0)
   double alpha = 0.05;  // false acceptance rate, in (0, 0.5)
   double beta = 0.05;   // false rejection rate, in (0, 0.5)
 

@@ -46,9 +46,15 @@ Rates Trials(const SprtOptions& options, const FakeMatch& match, int trials, uin
   Rates rates;
   for (int t = 0; t < trials; ++t) {
     switch (RunToDecision(options, match, rng)) {
-      case SprtDecision::kAccept: rates.accepted += 1.0 / trials; break;
-      case SprtDecision::kReject: rates.rejected += 1.0 / trials; break;
-      case SprtDecision::kContinue: rates.undecided += 1.0 / trials; break;
+      case SprtDecision::kAccept:
+        rates.accepted += 1.0 / trials;
+        break;
+      case SprtDecision::kReject:
+        rates.rejected += 1.0 / trials;
+        break;
+      case SprtDecision::kContinue:
+        rates.undecided += 1.0 / trials;
+        break;
     }
   }
   return rates;
@@ -116,7 +122,8 @@ TEST(SprtTest, OptionsAreValidated) {
   SprtOptions options;
   EXPECT_OK(options.Validate());
   options.elo1 = options.elo0;
-  EXPECT_THAT(options.Validate(), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("elo0 < elo1")));
+  EXPECT_THAT(options.Validate(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("elo0 < elo1")));
   options = SprtOptions{};
   options.alpha = 0.5;
   EXPECT_THAT(options.Validate(), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("alpha")));

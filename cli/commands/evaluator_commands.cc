@@ -40,8 +40,8 @@ std::string RatingsJson(const std::string& dir, const std::string& anchor,
 
 std::string RatingsText(const std::string& dir, const std::string& anchor,
                         const evaluator::RatingTable& table) {
-  std::string out = absl::StrFormat("%d games in %s, rated at once; %s = 0\n", table.games, dir,
-                                    anchor);
+  std::string out =
+      absl::StrFormat("%d games in %s, rated at once; %s = 0\n", table.games, dir, anchor);
   absl::StrAppendFormat(&out, "%-16s %8s %18s %7s %14s %7s\n", "player", "Elo", "95% interval",
                         "games", "W-D-L", "score");
   for (const evaluator::PlayerRating& r : table.players) {
@@ -73,8 +73,7 @@ absl::Status RunRatings(const std::vector<std::string>& args) {
       evaluator::ComputeRatings(evaluator::ToOutcomes(games), options);
   if (!table.ok()) {
     // No games yet, or no anchor: the log is fine, the question has no answer yet.
-    return absl::FailedPreconditionError(
-        absl::StrCat(log_dir, ": ", table.status().message()));
+    return absl::FailedPreconditionError(absl::StrCat(log_dir, ": ", table.status().message()));
   }
   std::cout << (absl::GetFlag(FLAGS_json) ? RatingsJson(log_dir, options.anchor, *table) + "\n"
                                           : RatingsText(log_dir, options.anchor, *table));

@@ -1,0 +1,152 @@
+// Evaluator: rates each new network version by playing it (the `zf evaluator` role's core; the
+// process around it follows the model service and plays with real networks).
+//
+// For a version vN it plays, in this order, matches of games_per_opponent games against
+//   - each anchor (`random`, `mcts:200`, `perfect`, `gnugo:1`...: fixed strength, so the scale
+//     does not drift),
+//   - the previous version it evaluated, and
+//   - the current best version, if that is another one.
+// Colours alternate game by game, and each game starts with `opening_moves` random plies drawn
+// from its own seed, so deterministic players do not repeat one game. Every game is appended to
+// the ResultsLog (durable) as soon as it ends, and the ratings are computed again from the whole
+// log (ratings.h) after each match.
+//
+// Best version. Without gating, the best is the highest-rated version. With gating
+// (options.gate), the match against the best is an SPRT (sprt.h) played game by game, up to
+// max_gate_games: accepted, vN becomes the best (the version the fleet should serve); rejected
+// or undecided at the limit, it does not, and is never served. The first version has no best to
+// beat and is accepted.
+//
+// Restarts. Each game names its match ("v12 vs random") in the log. On construction the
+// evaluator reads the log again: a version whose matches are complete is not played again, a
+// match cut short by a crash resumes at the game it was on, and the gate decisions are made
+// again from the same games (the SPRT is deterministic), so the best version is the same as
+// before the crash.
+//
+// Thread-compatible: one caller at a time; status() may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "common/metrics/registry.h"
+#include "evaluator/ratings.h"
+#include "evaluator/results_log.h"
+#include "evaluator/sprt.h"
+#include "proto/zerofleet/v1/evaluation.pb.h"
+
+namespace zf::evaluator {
+
+// "v12" for version 12.
+std::string VersionPlayer(int64_t version);
+// 12 for "v12"; nullopt for any other name.
+std::optional<int64_t> ParseVersionPlayer(const std::string& player);
+
+// Plays games. Implementations: the `zf evaluator` process (networks by checkpoint, MCTS), and
+// fakes with known strengths in tests.
+class MatchRunner {
+ public:
+  virtual ~MatchRunner() = default;
+  // Plays one game, `first` to move first, after `opening_moves` random plies drawn from `seed`
+  // (the players' own randomness also comes from `seed`). Players are VersionPlayer names of
+  // versions the runner can load, or anchor specs. The returned record needs at least
+  // result, moves and resigned; the evaluator fills in the rest.
+  // Returns: the game; the player's or engine's error.
+  virtual absl::StatusOr<zerofleet::v1::EvaluationGame> Play(const std::string& first,
+                                                             const std::string& second,
+                                                             int opening_moves, uint64_t seed) = 0;
+};
+
+struct EvaluatorOptions {
+  std::string game;                               // canonical game name, for the records
+  std::vector<std::string> anchors = {"random"};  // fixed-strength opponents
+  std::string rating_anchor = "random";           // rated 0; must be among anchors
+  int games_per_opponent = 20;                    // per match; even, so colours balance
+  int opening_moves = 2;                          // random plies before the players take over
+  uint64_t seed = 1;
+  bool gate = false;
+  SprtOptions sprt;
+  int max_gate_games = 400;               // an SPRT undecided after this many games rejects
+  metrics::Registry* registry = nullptr;  // zf_evaluator_*; may be null
+
+  // Returns: OK; InvalidArgument naming the bad field.
+  absl::Status Validate() const;
+};
+
+struct MatchScore {
+  std::string opponent;
+  int wins = 0, draws = 0, losses = 0;  // from the evaluated version's side
+  bool gate = false;                    // the SPRT match against the best
+};
+
+struct VersionReport {
+  int64_t version = 0;
+  std::vector<MatchScore> matches;
+  std::optional<PlayerRating> rating;  // after this version's games
+  std::optional<SprtState> sprt;       // gated versions with a best to beat
+  bool best = false;                   // this version is now the best
+};
+
+struct EvaluatorStatus {
+  int64_t newest_version = 0;  // last version fully evaluated (0: none)
+  int64_t best_version = 0;    // 0: none yet
+  int64_t games = 0;           // in the log
+  int64_t gate_accepted = 0, gate_rejected = 0;
+  std::optional<RatingTable> ratings;
+};
+
+class Evaluator {
+ public:
+  // Reads `log` (see Restarts). `log` and `runner` must outlive the evaluator.
+  // Returns: the evaluator; InvalidArgument (options); what re-deciding the log's gates fails with.
+  static absl::StatusOr<std::unique_ptr<Evaluator>> Create(EvaluatorOptions options,
+                                                           ResultsLog* log, MatchRunner* runner);
+
+  // Evaluates `version` (see above), which must be newer than the newest evaluated one. Stops
+  // between games when `stop` becomes true.
+  // Returns: the report; FailedPrecondition (not newer); Cancelled (stopped: what was played is
+  // kept and resumes if this version is evaluated again); the runner's or the log's error.
+  absl::StatusOr<VersionReport> EvaluateVersion(int64_t version, const std::atomic<bool>& stop)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  EvaluatorStatus status() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  ~Evaluator();
+  Evaluator(const Evaluator&) = delete;
+  Evaluator& operator=(const Evaluator&) = delete;
+
+ private:
+  Evaluator(EvaluatorOptions options, ResultsLog* log, MatchRunner* runner);
+  // EvaluateVersion; while replaying_, only from the log (Unavailable if the log has too few).
+  absl::StatusOr<VersionReport> Evaluate(int64_t version, const std::atomic<bool>& stop)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Plays (or reads from the log) one match for `version`.
+  absl::StatusOr<MatchScore> PlayMatch(int64_t version, const std::string& opponent, bool gate,
+                                       const std::atomic<bool>& stop, SprtState* sprt);
+  absl::Status Rerate() ABSL_LOCKS_EXCLUDED(mu_);
+  void Publish() ABSL_LOCKS_EXCLUDED(mu_);
+
+  const EvaluatorOptions options_;
+  ResultsLog* const log_;
+  MatchRunner* const runner_;
+  // Games of the log by match name (read at Create, appended as played).
+  std::map<std::string, std::vector<zerofleet::v1::EvaluationGame>> by_match_;
+  bool replaying_ = false;  // in Create: re-reading the log, playing nothing
+
+  mutable absl::Mutex mu_;
+  EvaluatorStatus status_ ABSL_GUARDED_BY(mu_);
+
+  struct Metrics;
+  std::unique_ptr<Metrics> metrics_;
+};
+
+}  // namespace zf::evaluator
