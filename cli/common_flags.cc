@@ -20,6 +20,10 @@ ABSL_FLAG(
     std::string, dir, "",
     "a directory: the replay shard's log (zf replay), the run directory (zf learner, zf run)");
 ABSL_FLAG(std::string, replay, "", "replay shard addresses, HOST:PORT[,HOST:PORT...]");
+ABSL_FLAG(std::string, model_service, "",
+          "HOST:PORT of a model service to follow (zf learner --listen, or zf evaluator "
+          "--gate_listen): inference fetches, verifies and hot-swaps in each new version; the "
+          "evaluator rates it");
 ABSL_FLAG(std::string, device, "auto",
           "where the network runs: cpu, cuda, cuda:N or auto (CUDA when this build and machine "
           "have it)");

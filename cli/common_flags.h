@@ -18,6 +18,7 @@ ABSL_DECLARE_FLAG(int, blocks);
 ABSL_DECLARE_FLAG(int, filters);
 ABSL_DECLARE_FLAG(std::string, dir);
 ABSL_DECLARE_FLAG(std::string, replay);
+ABSL_DECLARE_FLAG(std::string, model_service);
 ABSL_DECLARE_FLAG(std::string, device);
 ABSL_DECLARE_FLAG(std::string, precision);
 ABSL_DECLARE_FLAG(bool, cuda_graphs);

@@ -41,9 +41,6 @@ int ResultFor(const EvaluationGame& game, const std::string& player) {
   return game.first() == player ? first : -first;
 }
 
-// Marks a match the log holds only part of while the evaluator re-reads it.
-constexpr absl::string_view kIncomplete = "incomplete in the log";
-
 }  // namespace
 
 std::string VersionPlayer(int64_t version) { return absl::StrCat("v", version); }
@@ -140,14 +137,7 @@ absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(EvaluatorOptions op
     const std::optional<int64_t> v = ParseVersionPlayer(game.match().substr(0, space));
     if (v.has_value() && seen.insert(*v).second) versions.push_back(*v);
   }
-  evaluator->replaying_ = true;
-  const std::atomic<bool> never(false);
-  for (int64_t v : versions) {
-    absl::StatusOr<VersionReport> report = evaluator->Evaluate(v, never);
-    if (!report.ok() && report.status().message() == kIncomplete) break;  // resumes when played
-    if (!report.ok()) return report.status();
-  }
-  evaluator->replaying_ = false;
+  ZF_RETURN_IF_ERROR(evaluator->Replay(versions));
   {
     absl::MutexLock lock(&evaluator->mu_);
     evaluator->status_.games = static_cast<int64_t>(log->games().size());
@@ -155,6 +145,51 @@ absl::StatusOr<std::unique_ptr<Evaluator>> Evaluator::Create(EvaluatorOptions op
   ZF_RETURN_IF_ERROR(evaluator->Rerate());
   evaluator->Publish();
   return evaluator;
+}
+
+absl::Status Evaluator::Replay(const std::vector<int64_t>& versions) {
+  int64_t newest = 0, best = 0, accepted = 0, rejected = 0;
+  for (int64_t version : versions) {
+    // Complete when every anchor match is; the matches against versions are whatever was played
+    // (which version was best then depended on ratings that later games have moved).
+    bool complete = true;
+    for (const std::string& anchor : options_.anchors) {
+      auto it = by_match_.find(MatchName(version, anchor, false));
+      complete &= it != by_match_.end() &&
+                  static_cast<int>(it->second.size()) >= options_.games_per_opponent;
+    }
+    if (!complete) break;
+    if (options_.gate && best > 0) {
+      // The gate match decides again from its games, in order, as when they were played.
+      auto it = by_match_.find(MatchName(version, VersionPlayer(best), true));
+      if (it == by_match_.end()) break;
+      const std::string player = VersionPlayer(version);
+      double w = 0, d = 0, l = 0;
+      SprtState sprt = EvaluateSprt(options_.sprt, 0, 0, 0);
+      for (const EvaluationGame& game : it->second) {
+        if (sprt.decision != SprtDecision::kContinue) break;
+        const int r = ResultFor(game, player);
+        (r > 0 ? w : r < 0 ? l : d) += 1;
+        sprt = EvaluateSprt(options_.sprt, w, d, l);
+      }
+      if (sprt.decision == SprtDecision::kContinue && w + d + l < options_.max_gate_games) break;
+      if (sprt.decision == SprtDecision::kAccept) {
+        best = version;
+        ++accepted;
+      } else {
+        ++rejected;
+      }
+    } else if (options_.gate) {
+      best = version;  // the first version has nothing to beat
+    }
+    newest = version;
+  }
+  absl::MutexLock lock(&mu_);
+  status_.newest_version = newest;
+  status_.best_version = best;  // without gating: set from the ratings (Rerate)
+  status_.gate_accepted = accepted;
+  status_.gate_rejected = rejected;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<MatchScore> Evaluator::PlayMatch(int64_t version, const std::string& opponent,
@@ -173,7 +208,6 @@ absl::StatusOr<MatchScore> Evaluator::PlayMatch(int64_t version, const std::stri
       if (sprt->decision != SprtDecision::kContinue) break;
     }
     if (k >= static_cast<int>(logged.size())) {
-      if (replaying_) return absl::UnavailableError(std::string(kIncomplete));
       if (stop.load()) return absl::CancelledError("evaluator stopping");
       const bool first = k % 2 == 0;
       const uint64_t seed = Fnv1a(match, k) ^ options_.seed;
@@ -264,22 +298,10 @@ absl::StatusOr<VersionReport> Evaluator::Evaluate(int64_t version, const std::at
         counted_decision = true;
       }
       if (accepted) status_.best_version = version;
-    } else if (status_.ratings.has_value()) {
-      // The highest-rated version so far (players are strongest first; while re-reading the
-      // log at start-up the table also rates later versions, which are not evaluated yet).
-      for (const PlayerRating& r : status_.ratings->players) {
-        if (std::optional<int64_t> v = ParseVersionPlayer(r.player);
-            v.has_value() && *v <= version) {
-          status_.best_version = *v;
-          break;
-        }
-      }
     }
     report.best = status_.best_version == version;
   }
-  // Counters count what this process decided; decisions re-made from the log at start-up are not
-  // new ones.
-  if (metrics_ != nullptr && counted_decision && !replaying_) {
+  if (metrics_ != nullptr && counted_decision) {
     metrics_->gate.Add({{"decision", accepted ? "accept" : "reject"}}).Increment();
   }
   Publish();
@@ -299,6 +321,17 @@ absl::Status Evaluator::Rerate() {
   }
   absl::MutexLock lock(&mu_);
   status_.ratings = *std::move(table);
+  if (!options_.gate) {
+    // The best is the highest-rated evaluated version (players are strongest first; the table
+    // can also rate a version whose evaluation is not finished).
+    for (const PlayerRating& r : status_.ratings->players) {
+      if (std::optional<int64_t> v = ParseVersionPlayer(r.player);
+          v.has_value() && *v <= status_.newest_version) {
+        status_.best_version = *v;
+        break;
+      }
+    }
+  }
   return absl::OkStatus();
 }
 

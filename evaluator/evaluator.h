@@ -17,11 +17,12 @@
 // or undecided at the limit, it does not, and is never served. The first version has no best to
 // beat and is accepted.
 //
-// Restarts. Each game names its match ("v12 vs random") in the log. On construction the
-// evaluator reads the log again: a version whose matches are complete is not played again, a
-// match cut short by a crash resumes at the game it was on, and the gate decisions are made
-// again from the same games (the SPRT is deterministic), so the best version is the same as
-// before the crash.
+// Restarts. Each game names its match ("v12 vs random", "v12 vs v9 (gate)") in the log. On
+// construction the evaluator reads the log again: the newest version whose anchor matches (and,
+// gating, whose gate match) are complete is the newest evaluated; the gate decisions are made
+// again from the same games in the same order (the SPRT is deterministic), so the best version
+// is the same as before the crash. Evaluating a version cut short again resumes each match at
+// the game it was on.
 //
 // Thread-compatible: one caller at a time; status() may be called from any thread.
 #pragma once
@@ -126,9 +127,11 @@ class Evaluator {
 
  private:
   Evaluator(EvaluatorOptions options, ResultsLog* log, MatchRunner* runner);
-  // EvaluateVersion; while replaying_, only from the log (Unavailable if the log has too few).
   absl::StatusOr<VersionReport> Evaluate(int64_t version, const std::atomic<bool>& stop)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // At Create: the newest complete version and the gate's decisions, from the log's matches of
+  // `versions` (in the order the log first names them).
+  absl::Status Replay(const std::vector<int64_t>& versions) ABSL_LOCKS_EXCLUDED(mu_);
   // Plays (or reads from the log) one match for `version`.
   absl::StatusOr<MatchScore> PlayMatch(int64_t version, const std::string& opponent, bool gate,
                                        const std::atomic<bool>& stop, SprtState* sprt);
@@ -140,7 +143,6 @@ class Evaluator {
   MatchRunner* const runner_;
   // Games of the log by match name (read at Create, appended as played).
   std::map<std::string, std::vector<zerofleet::v1::EvaluationGame>> by_match_;
-  bool replaying_ = false;  // in Create: re-reading the log, playing nothing
 
   mutable absl::Mutex mu_;
   EvaluatorStatus status_ ABSL_GUARDED_BY(mu_);

@@ -136,6 +136,20 @@ TEST_F(EvaluatorTest, PlaysAnchorsPreviousAndBestWithAlternatingColours) {
   EXPECT_THAT(evaluator->EvaluateVersion(4, stop_),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("not newer")));
   EXPECT_THAT(registry_.Serialize(), HasSubstr("zf_evaluator_version{which=\"newest\"} 4"));
+
+  // A restart finds every version done, whichever was best when each was played.
+  const int played = runner_.played;
+  evaluator.reset();
+  Reopen();
+  metrics::Registry fresh;
+  EvaluatorOptions options = Options(false);
+  options.registry = &fresh;
+  ASSERT_OK_AND_ASSIGN(auto again, Evaluator::Create(options, log_.get(), &runner_));
+  EXPECT_EQ(again->status().newest_version, 4);
+  EXPECT_EQ(again->status().best_version, status.best_version);
+  ASSERT_OK(again->EvaluateVersion(5, stop_).status());
+  // Anchors and v4, and the best when it is not v4.
+  EXPECT_EQ(runner_.played - played, 60 + (status.best_version != 4 ? 20 : 0));
 }
 
 TEST_F(EvaluatorTest, GateAcceptsStrongerAndRejectsWeakerVersions) {

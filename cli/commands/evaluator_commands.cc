@@ -1,8 +1,27 @@
+// `zf evaluator`: the evaluator role. Follows a model service's versions (the learner's), keeps
+// each fetched checkpoint in RUN_DIR/evaluator/checkpoints/, and rates the newest one it has not
+// evaluated (evaluator/evaluator.h) by MCTS games over its own CPU inference session (one
+// LibTorch thread, run at a lower CPU priority than self-play); versions published while it is
+// busy are skipped, the newest is taken next. With --gate and --gate_listen it serves, as a model
+// service of its own, only the versions the SPRT accepted: point the inference servers'
+// --model_service at it and actors only ever play accepted versions.
+//
 // `zf ratings --dir DIR`: every game in DIR/evaluation/ (evaluator/results_log.h) rated at once
 // (evaluator/ratings.h), printed strongest first as a table or one JSON object.
 #include "cli/commands/evaluator_commands.h"
 
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
+#include <memory>
+#include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -10,14 +29,45 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "cli/common_flags.h"
 #include "cli/json.h"
+#include "cli/players.h"
+#include "common/logging.h"
+#include "common/metrics/build_info.h"
+#include "common/metrics/metrics_server.h"
 #include "common/status_macros.h"
+#include "evaluator/evaluator.h"
 #include "evaluator/ratings.h"
 #include "evaluator/results_log.h"
+#include "games/registry.h"
+#include "inference_server/model_watcher.h"
+#include "learner/checkpoint_dir.h"
+#include "learner/service/model_server.h"
+#include "model/checkpoint.h"
 
 ABSL_FLAG(std::string, anchor, "random",
           "ratings: the player whose rating is fixed at 0 (every other rating is relative to it)");
+ABSL_FLAG(std::string, anchors, "",
+          "evaluator: comma-separated fixed opponents (player specs); default per game: "
+          "tictactoe random,perfect; connect4 random,mcts:200; go random,gnugo:1; others random");
+ABSL_FLAG(int, eval_sims_per_move, 64,
+          "evaluator: MCTS simulations per move of a network (1..100000)");
+ABSL_FLAG(int, games_per_opponent, 20, "evaluator: games per match, colours alternating (even)");
+ABSL_FLAG(int, opening_moves, -1,
+          "evaluator: random plies that open each game (-1: per game, 1 for tictactoe, 2 else)");
+ABSL_FLAG(bool, gate, false,
+          "evaluator: serve (on --listen) only versions an SPRT against the best accepts");
+ABSL_FLAG(double, sprt_elo0, 0.0, "evaluator --gate: H0, the new version is at most this stronger");
+ABSL_FLAG(double, sprt_elo1, 30.0,
+          "evaluator --gate: H1, the new version is at least this stronger");
+ABSL_FLAG(double, sprt_alpha, 0.05, "evaluator --gate: false acceptance rate");
+ABSL_FLAG(double, sprt_beta, 0.05, "evaluator --gate: false rejection rate");
+ABSL_FLAG(int, max_gate_games, 400, "evaluator --gate: an SPRT undecided after this many rejects");
+ABSL_FLAG(std::string, gate_listen, "",
+          "evaluator --gate: HOST:PORT to serve the accepted versions on, as a model service "
+          "(the inference servers' --model_service)");
 
 namespace zf::cli {
 namespace {
@@ -80,6 +130,274 @@ absl::Status RunRatings(const std::vector<std::string>& args) {
   return absl::OkStatus();
 }
 
+// Plays evaluation games with the players of cli/players.h; "vN" is a network from `checkpoints`.
+template <games::Game G>
+class PlayersMatchRunner final : public evaluator::MatchRunner {
+ public:
+  PlayersMatchRunner(G start, std::string checkpoints, int sims)
+      : start_(start), checkpoints_(std::move(checkpoints)), sims_(sims) {}
+
+  absl::StatusOr<zerofleet::v1::EvaluationGame> Play(const std::string& first,
+                                                     const std::string& second, int opening_moves,
+                                                     uint64_t seed) override {
+    ZF_ASSIGN_OR_RETURN(std::unique_ptr<Player<G>> p0, MakePlayer<G>(Spec(first), start_, seed));
+    ZF_ASSIGN_OR_RETURN(std::unique_ptr<Player<G>> p1,
+                        MakePlayer<G>(Spec(second), start_, seed ^ 0x9e3779b97f4a7c15ull));
+    Player<G>* seats[2] = {p0.get(), p1.get()};
+    G game = start_;
+    std::mt19937_64 rng(seed);
+    std::vector<int> legal;
+    zerofleet::v1::EvaluationGame record;
+    for (int k = 0; k < opening_moves && !game.IsTerminal(); ++k) {
+      game.LegalActions(&legal);
+      game.Apply(legal[std::uniform_int_distribution<size_t>(0, legal.size() - 1)(rng)]);
+      record.set_moves(record.moves() + 1);
+    }
+    int resigned = -1;
+    while (!game.IsTerminal()) {
+      ZF_ASSIGN_OR_RETURN(int action, seats[game.ToPlay()]->ChooseAction(game));
+      if (action == kResignAction) {
+        resigned = game.ToPlay();
+        break;
+      }
+      if (!game.IsLegal(action)) {
+        return absl::InternalError(
+            absl::StrCat("evaluation: ", first, " vs ", second, ": illegal action ", action));
+      }
+      game.Apply(action);
+      record.set_moves(record.moves() + 1);
+    }
+    const float first_return = resigned >= 0 ? (resigned == 0 ? -1.0f : 1.0f) : game.Returns()[0];
+    record.set_resigned(resigned >= 0);
+    record.set_result(first_return > 0   ? zerofleet::v1::EvaluationGame::FIRST_WON
+                      : first_return < 0 ? zerofleet::v1::EvaluationGame::SECOND_WON
+                                         : zerofleet::v1::EvaluationGame::DRAW);
+    return record;
+  }
+
+ private:
+  std::string Spec(const std::string& player) const {
+    if (std::optional<int64_t> v = evaluator::ParseVersionPlayer(player); v.has_value()) {
+      return absl::StrCat("net:", checkpoints_, "/", player, ".zfckpt:", sims_);
+    }
+    return player;
+  }
+
+  const G start_;
+  const std::string checkpoints_;
+  const int sims_;
+};
+
+std::atomic<bool> g_evaluator_stop{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
+
+std::string DefaultAnchors(const std::string& game) {
+  if (game == "tictactoe") return "random,perfect";
+  if (game == "connect4") return "random,mcts:200";
+  if (absl::StartsWith(game, "go")) return "random,gnugo:1";
+  return "random";
+}
+
+std::string ReportLine(const evaluator::VersionReport& r, const evaluator::EvaluatorStatus& s) {
+  std::vector<std::string> parts;
+  for (const evaluator::MatchScore& m : r.matches) {
+    parts.push_back(absl::StrFormat("vs %s %d-%d-%d%s", m.opponent, m.wins, m.draws, m.losses,
+                                    m.gate ? " (gate)" : ""));
+  }
+  std::string line = absl::StrCat("v", r.version, " ", absl::StrJoin(parts, ", "));
+  if (r.rating.has_value()) {
+    absl::StrAppendFormat(&line, "; Elo %.0f [%.0f, %.0f]", r.rating->elo, r.rating->lower,
+                          r.rating->upper);
+  }
+  if (r.sprt.has_value()) {
+    const bool undecided = r.sprt->decision == evaluator::SprtDecision::kContinue;
+    absl::StrAppendFormat(&line, "; SPRT %s (LLR %.2f in [%.2f, %.2f])",
+                          undecided ? "undecided at the game limit: reject"
+                                    : evaluator::SprtDecisionName(r.sprt->decision),
+                          r.sprt->llr, r.sprt->lower, r.sprt->upper);
+  }
+  absl::StrAppend(&line, "; best v", s.best_version);
+  return line;
+}
+
+absl::Status RunEvaluator(const std::vector<std::string>& args) {
+  if (!args.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("unexpected argument \"", args[0], "\""));
+  }
+  const std::string dir = absl::GetFlag(FLAGS_dir);
+  if (dir.empty()) return absl::InvalidArgumentError("--dir RUN_DIR is required");
+  const std::string model_service = absl::GetFlag(FLAGS_model_service);
+  if (model_service.empty()) {
+    return absl::InvalidArgumentError("--model_service HOST:PORT (the learner's) is required");
+  }
+  ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
+  const int sims = absl::GetFlag(FLAGS_eval_sims_per_move);
+  if (sims < 1 || sims > 100000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--eval_sims_per_move is ", sims, ", expected 1..100000"));
+  }
+  ZF_ASSIGN_OR_RETURN(grpc_util::WireSettings wire, WireSettingsFromFlags());
+
+  evaluator::EvaluatorOptions options;
+  options.game = config.name;
+  std::string anchors = absl::GetFlag(FLAGS_anchors);
+  if (anchors.empty()) anchors = DefaultAnchors(config.name);
+  options.anchors = absl::StrSplit(anchors, ',', absl::SkipEmpty());
+  options.rating_anchor = options.anchors.empty() ? "" : options.anchors.front();
+  for (const std::string& a : options.anchors) {
+    if (a == "random") options.rating_anchor = a;
+  }
+  options.games_per_opponent = absl::GetFlag(FLAGS_games_per_opponent);
+  options.opening_moves = absl::GetFlag(FLAGS_opening_moves);
+  if (options.opening_moves < 0) options.opening_moves = config.name == "tictactoe" ? 1 : 2;
+  options.seed = absl::GetFlag(FLAGS_seed);
+  if (options.seed == 0) options.seed = static_cast<uint64_t>(absl::ToUnixNanos(absl::Now()));
+  options.gate = absl::GetFlag(FLAGS_gate);
+  options.sprt.elo0 = absl::GetFlag(FLAGS_sprt_elo0);
+  options.sprt.elo1 = absl::GetFlag(FLAGS_sprt_elo1);
+  options.sprt.alpha = absl::GetFlag(FLAGS_sprt_alpha);
+  options.sprt.beta = absl::GetFlag(FLAGS_sprt_beta);
+  options.max_gate_games = absl::GetFlag(FLAGS_max_gate_games);
+  auto registry = std::make_shared<metrics::Registry>();
+  metrics::RegisterBuildInfo(*registry, "evaluator");
+  options.registry = registry.get();
+  ZF_RETURN_IF_ERROR(options.Validate());
+  // Every anchor must be a player of this game (a typo fails now, not after the first fetch).
+  ZF_RETURN_IF_ERROR(games::VisitGame(config, [&](const auto& start) -> absl::Status {
+    using G = std::decay_t<decltype(start)>;
+    for (const std::string& a : options.anchors) {
+      ZF_RETURN_IF_ERROR(MakePlayer<G>(a, start, 1).status());
+    }
+    return absl::OkStatus();
+  }));
+  const std::string gate_listen = absl::GetFlag(FLAGS_gate_listen);
+  if (options.gate != !gate_listen.empty()) {
+    return absl::InvalidArgumentError(
+        "--gate serves the accepted versions on --gate_listen HOST:PORT: give both or neither");
+  }
+
+  const std::string checkpoints = absl::StrCat(dir, "/evaluator/checkpoints");
+  std::error_code error;
+  std::filesystem::create_directories(checkpoints, error);
+  if (error) {
+    return absl::InternalError(absl::StrCat("cannot create ", checkpoints, ": ", error.message()));
+  }
+  ZF_ASSIGN_OR_RETURN(std::unique_ptr<evaluator::ResultsLog> log,
+                      evaluator::ResultsLog::Open(absl::StrCat(dir, "/evaluation")));
+  std::unique_ptr<evaluator::MatchRunner> runner =
+      games::VisitGame(config, [&](const auto& start) -> std::unique_ptr<evaluator::MatchRunner> {
+        using G = std::decay_t<decltype(start)>;
+        return std::make_unique<PlayersMatchRunner<G>>(start, checkpoints, sims);
+      });
+  ZF_ASSIGN_OR_RETURN(std::unique_ptr<evaluator::Evaluator> rater,
+                      evaluator::Evaluator::Create(options, log.get(), runner.get()));
+
+  // With --gate: the accepted versions, served as a model service.
+  std::unique_ptr<learner::CheckpointDirectory> served;
+  std::unique_ptr<learner::ModelServer> gate_server;
+  auto serve = [&](int64_t version) -> absl::Status {
+    ZF_ASSIGN_OR_RETURN(model::Checkpoint c,
+                        model::ReadCheckpoint(absl::StrCat(checkpoints, "/v", version, ".zfckpt")));
+    absl::StatusOr<model::CheckpointManifest> published = served->Publish(c);
+    if (!published.ok() && published.status().code() != absl::StatusCode::kInvalidArgument) {
+      return published.status();  // InvalidArgument: already published (a restart)
+    }
+    gate_server->Notify();
+    return absl::OkStatus();
+  };
+  if (options.gate) {
+    ZF_ASSIGN_OR_RETURN(served, learner::CheckpointDirectory::Create(
+                                    {.dir = absl::StrCat(dir, "/evaluator/served"), .keep = 3}));
+    learner::ModelServer::Options server_options;
+    server_options.checkpoint_dir = served->dir();
+    server_options.listen_address = gate_listen;
+    server_options.wire = wire;
+    server_options.registry = registry;
+    ZF_ASSIGN_OR_RETURN(gate_server, learner::ModelServer::Create(std::move(server_options)));
+    if (const int64_t best = rater->status().best_version; best > 0)
+      ZF_RETURN_IF_ERROR(serve(best));
+    std::cout << "zf evaluator: serving accepted versions on port " << gate_server->port()
+              << std::endl;
+  }
+
+  std::unique_ptr<metrics::MetricsServer> metrics_server;
+  if (const std::string listen = absl::GetFlag(FLAGS_metrics_listen); !listen.empty()) {
+    metrics::MetricsServer::Options metrics_options;
+    metrics_options.listen_address = listen;
+    ZF_ASSIGN_OR_RETURN(metrics_server,
+                        metrics::MetricsServer::Create(metrics_options, {registry}));
+    std::cout << "zf evaluator: metrics on port " << metrics_server->port() << std::endl;
+  }
+
+  // Fetched versions: kept as checkpoints/vN.zfckpt, the newest announced to the loop.
+  std::atomic<int64_t> newest_fetched{rater->status().newest_version};
+  inference::ModelWatcherOptions w;
+  w.address = model_service;
+  w.wire = wire;
+  w.temp_dir = checkpoints;
+  w.reload = [&](const std::string& path) -> absl::Status {
+    ZF_ASSIGN_OR_RETURN(model::Checkpoint c, model::ReadCheckpoint(path));
+    if (c.manifest.game != config.name) {
+      return absl::FailedPreconditionError(absl::StrCat("version ", c.manifest.version, " is for ",
+                                                        c.manifest.game, ", not ", config.name));
+    }
+    ZF_RETURN_IF_ERROR(
+        model::WriteCheckpoint(absl::StrCat(checkpoints, "/v", c.manifest.version, ".zfckpt"), c)
+            .status());
+    newest_fetched.store(std::max(newest_fetched.load(), c.manifest.version));
+    return absl::OkStatus();
+  };
+  w.current_version = [&] { return newest_fetched.load(); };
+  w.registry = registry;
+  ZF_ASSIGN_OR_RETURN(std::unique_ptr<inference::ModelWatcher> watcher,
+                      inference::ModelWatcher::Create(std::move(w)));
+
+  struct sigaction action = {};
+  action.sa_handler = [](int) { g_evaluator_stop.store(true); };
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  // Evaluation runs on this thread at a lower priority than self-play and training on the host.
+  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
+  std::cout << "zf evaluator: " << config.name << ", anchors "
+            << absl::StrJoin(options.anchors, ",") << ", " << options.games_per_opponent
+            << " games per opponent, following " << model_service
+            << (options.gate ? ", gating" : "") << "; " << rater->status().games
+            << " games in the log" << std::endl;
+
+  int64_t failed_version = 0;
+  int failures = 0;
+  while (!g_evaluator_stop.load()) {
+    const int64_t target = newest_fetched.load();
+    const evaluator::EvaluatorStatus before = rater->status();
+    if (target <= before.newest_version || (target == failed_version && failures >= 3)) {
+      absl::SleepFor(absl::Milliseconds(200));
+      continue;
+    }
+    absl::StatusOr<evaluator::VersionReport> report =
+        rater->EvaluateVersion(target, g_evaluator_stop);
+    if (report.status().code() == absl::StatusCode::kCancelled) break;
+    if (!report.ok()) {
+      failures = target == failed_version ? failures + 1 : 1;
+      failed_version = target;
+      ZF_LOG(ERROR) << "evaluator: v" << target << ": " << report.status()
+                    << (failures >= 3 ? "; skipping it until a newer version" : "; retrying");
+      absl::SleepFor(absl::Seconds(2));
+      continue;
+    }
+    const evaluator::EvaluatorStatus after = rater->status();
+    std::cout << "zf evaluator: " << ReportLine(*report, after) << std::endl;
+    if (options.gate && after.best_version == target) ZF_RETURN_IF_ERROR(serve(target));
+    // Versions skipped while this one was evaluated are never opponents: drop their files.
+    for (int64_t v = before.newest_version + 1; v < target; ++v) {
+      std::filesystem::remove(absl::StrCat(checkpoints, "/v", v, ".zfckpt"), error);
+    }
+  }
+  watcher->Stop();
+  if (gate_server != nullptr) gate_server->Shutdown();
+  ZF_LOG(INFO) << "evaluator: stopped; " << rater->status().games << " games in the log";
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::vector<Command> EvaluatorCommands() {
@@ -89,6 +407,16 @@ std::vector<Command> EvaluatorCommands() {
        "zf ratings --dir RUN_DIR [--anchor random] [--json]",
        {"dir", "anchor", "json"},
        RunRatings},
+      {"evaluator",
+       "the evaluator role: rates each new version by games against anchors, the previous and "
+       "the best version; --gate serves only SPRT-accepted versions",
+       "zf evaluator --game G --model_service HOST:PORT --dir RUN_DIR [--anchors A,B] "
+       "[--gate --gate_listen HOST:PORT] [--metrics_listen HOST:PORT]",
+       WithTlsFlags({"game", "model_service", "dir", "anchors", "eval_sims_per_move",
+                     "games_per_opponent", "opening_moves", "seed", "gate", "sprt_elo0",
+                     "sprt_elo1", "sprt_alpha", "sprt_beta", "max_gate_games", "gate_listen",
+                     "metrics_listen"}),
+       RunEvaluator},
   };
 }
 

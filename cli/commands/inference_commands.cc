@@ -40,9 +40,6 @@ ABSL_FLAG(int64_t, max_delay_us, 2000,
           "inference: how long the first queued row waits for others, in microseconds "
           "(0..1000000)");
 ABSL_FLAG(int, workers, 2, "inference: batches in flight at once (1..64)");
-ABSL_FLAG(std::string, model_service, "",
-          "inference: HOST:PORT of a model service (zf learner --listen) to watch: new versions "
-          "are fetched, verified and hot-swapped in");
 
 namespace zf::cli {
 namespace {
