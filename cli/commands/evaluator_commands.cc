@@ -32,6 +32,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "cli/common_flags.h"
+#include "cli/evaluation_runner.h"
 #include "cli/json.h"
 #include "cli/players.h"
 #include "common/logging.h"
@@ -130,95 +131,8 @@ absl::Status RunRatings(const std::vector<std::string>& args) {
   return absl::OkStatus();
 }
 
-// Plays evaluation games with the players of cli/players.h; "vN" is a network from `checkpoints`.
-template <games::Game G>
-class PlayersMatchRunner final : public evaluator::MatchRunner {
- public:
-  PlayersMatchRunner(G start, std::string checkpoints, int sims)
-      : start_(start), checkpoints_(std::move(checkpoints)), sims_(sims) {}
-
-  absl::StatusOr<zerofleet::v1::EvaluationGame> Play(const std::string& first,
-                                                     const std::string& second, int opening_moves,
-                                                     uint64_t seed) override {
-    ZF_ASSIGN_OR_RETURN(std::unique_ptr<Player<G>> p0, MakePlayer<G>(Spec(first), start_, seed));
-    ZF_ASSIGN_OR_RETURN(std::unique_ptr<Player<G>> p1,
-                        MakePlayer<G>(Spec(second), start_, seed ^ 0x9e3779b97f4a7c15ull));
-    Player<G>* seats[2] = {p0.get(), p1.get()};
-    G game = start_;
-    std::mt19937_64 rng(seed);
-    std::vector<int> legal;
-    zerofleet::v1::EvaluationGame record;
-    for (int k = 0; k < opening_moves && !game.IsTerminal(); ++k) {
-      game.LegalActions(&legal);
-      game.Apply(legal[std::uniform_int_distribution<size_t>(0, legal.size() - 1)(rng)]);
-      record.set_moves(record.moves() + 1);
-    }
-    int resigned = -1;
-    while (!game.IsTerminal()) {
-      ZF_ASSIGN_OR_RETURN(int action, seats[game.ToPlay()]->ChooseAction(game));
-      if (action == kResignAction) {
-        resigned = game.ToPlay();
-        break;
-      }
-      if (!game.IsLegal(action)) {
-        return absl::InternalError(
-            absl::StrCat("evaluation: ", first, " vs ", second, ": illegal action ", action));
-      }
-      game.Apply(action);
-      record.set_moves(record.moves() + 1);
-    }
-    const float first_return = resigned >= 0 ? (resigned == 0 ? -1.0f : 1.0f) : game.Returns()[0];
-    record.set_resigned(resigned >= 0);
-    record.set_result(first_return > 0   ? zerofleet::v1::EvaluationGame::FIRST_WON
-                      : first_return < 0 ? zerofleet::v1::EvaluationGame::SECOND_WON
-                                         : zerofleet::v1::EvaluationGame::DRAW);
-    return record;
-  }
-
- private:
-  std::string Spec(const std::string& player) const {
-    if (std::optional<int64_t> v = evaluator::ParseVersionPlayer(player); v.has_value()) {
-      return absl::StrCat("net:", checkpoints_, "/", player, ".zfckpt:", sims_);
-    }
-    return player;
-  }
-
-  const G start_;
-  const std::string checkpoints_;
-  const int sims_;
-};
-
 std::atomic<bool> g_evaluator_stop{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
-
-std::string DefaultAnchors(const std::string& game) {
-  if (game == "tictactoe") return "random,perfect";
-  if (game == "connect4") return "random,mcts:200";
-  if (absl::StartsWith(game, "go")) return "random,gnugo:1";
-  return "random";
-}
-
-std::string ReportLine(const evaluator::VersionReport& r, const evaluator::EvaluatorStatus& s) {
-  std::vector<std::string> parts;
-  for (const evaluator::MatchScore& m : r.matches) {
-    parts.push_back(absl::StrFormat("vs %s %d-%d-%d%s", m.opponent, m.wins, m.draws, m.losses,
-                                    m.gate ? " (gate)" : ""));
-  }
-  std::string line = absl::StrCat("v", r.version, " ", absl::StrJoin(parts, ", "));
-  if (r.rating.has_value()) {
-    absl::StrAppendFormat(&line, "; Elo %.0f [%.0f, %.0f]", r.rating->elo, r.rating->lower,
-                          r.rating->upper);
-  }
-  if (r.sprt.has_value()) {
-    const bool undecided = r.sprt->decision == evaluator::SprtDecision::kContinue;
-    absl::StrAppendFormat(&line, "; SPRT %s (LLR %.2f in [%.2f, %.2f])",
-                          undecided ? "undecided at the game limit: reject"
-                                    : evaluator::SprtDecisionName(r.sprt->decision),
-                          r.sprt->llr, r.sprt->lower, r.sprt->upper);
-  }
-  absl::StrAppend(&line, "; best v", s.best_version);
-  return line;
-}
 
 absl::Status RunEvaluator(const std::vector<std::string>& args) {
   if (!args.empty()) {
@@ -243,13 +157,10 @@ absl::Status RunEvaluator(const std::vector<std::string>& args) {
   std::string anchors = absl::GetFlag(FLAGS_anchors);
   if (anchors.empty()) anchors = DefaultAnchors(config.name);
   options.anchors = absl::StrSplit(anchors, ',', absl::SkipEmpty());
-  options.rating_anchor = options.anchors.empty() ? "" : options.anchors.front();
-  for (const std::string& a : options.anchors) {
-    if (a == "random") options.rating_anchor = a;
-  }
+  options.rating_anchor = RatingAnchor(options.anchors);
   options.games_per_opponent = absl::GetFlag(FLAGS_games_per_opponent);
   options.opening_moves = absl::GetFlag(FLAGS_opening_moves);
-  if (options.opening_moves < 0) options.opening_moves = config.name == "tictactoe" ? 1 : 2;
+  if (options.opening_moves < 0) options.opening_moves = DefaultOpeningMoves(config.name);
   options.seed = absl::GetFlag(FLAGS_seed);
   if (options.seed == 0) options.seed = static_cast<uint64_t>(absl::ToUnixNanos(absl::Now()));
   options.gate = absl::GetFlag(FLAGS_gate);
@@ -336,15 +247,8 @@ absl::Status RunEvaluator(const std::vector<std::string>& args) {
   w.wire = wire;
   w.temp_dir = checkpoints;
   w.reload = [&](const std::string& path) -> absl::Status {
-    ZF_ASSIGN_OR_RETURN(model::Checkpoint c, model::ReadCheckpoint(path));
-    if (c.manifest.game != config.name) {
-      return absl::FailedPreconditionError(absl::StrCat("version ", c.manifest.version, " is for ",
-                                                        c.manifest.game, ", not ", config.name));
-    }
-    ZF_RETURN_IF_ERROR(
-        model::WriteCheckpoint(absl::StrCat(checkpoints, "/v", c.manifest.version, ".zfckpt"), c)
-            .status());
-    newest_fetched.store(std::max(newest_fetched.load(), c.manifest.version));
+    ZF_ASSIGN_OR_RETURN(const int64_t version, KeepCheckpoint(path, checkpoints, config.name));
+    newest_fetched.store(std::max(newest_fetched.load(), version));
     return absl::OkStatus();
   };
   w.current_version = [&] { return newest_fetched.load(); };

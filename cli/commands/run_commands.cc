@@ -1,7 +1,8 @@
 // `zf run`: the whole fleet in one process. Replay shards, the learner with its model service,
 // one inference server following it, and an actor, connected through real gRPC servers on
-// loopback (the same code paths as a cluster), with live progress and a periodic evaluation of
-// the newest checkpoint against fixed baselines.
+// loopback (the same code paths as a cluster), with live progress and the evaluator
+// (evaluator/evaluator.h) rating each new checkpoint it has time for: Elo against the baselines,
+// the previous rated version and the best one.
 //
 // Run directory (DIR):
 //   run.json             the run's configuration (game, network, self-play and training settings)
@@ -9,6 +10,8 @@
 //   replay/shard-K/      each replay shard's durable log
 //   actor.spool          games not yet acknowledged when every shard was down (normally absent)
 //   progress.jsonl       one JSON object per progress line, and one per evaluation
+//   evaluation/          every evaluation game (zf ratings --dir DIR rates them)
+//   evaluator/checkpoints/  the evaluator's copies of the versions it rated (vN.zfckpt)
 //
 // Stopping (Ctrl-C, SIGTERM or --minutes): the actor stops (games in flight are dropped), the
 // games it finished are flushed to the shards (acknowledged = durable), the learner finishes its
@@ -49,6 +52,7 @@
 #include "actor/actor.h"
 #include "actor/game_sink.h"
 #include "cli/common_flags.h"
+#include "cli/evaluation_runner.h"
 #include "cli/json.h"
 #include "cli/players.h"
 #include "cli/serving_model.h"
@@ -57,6 +61,8 @@
 #include "common/metrics/build_info.h"
 #include "common/metrics/metrics_server.h"
 #include "common/status_macros.h"
+#include "evaluator/evaluator.h"
+#include "evaluator/results_log.h"
 #include "games/registry.h"
 #include "inference_server/model_watcher.h"
 #include "inference_server/service/inference_server.h"
@@ -242,90 +248,34 @@ void OnRunSignal(int signal_number) {
   (void)!write(g_run_signal_pipe[1], &byte, 1);
 }
 
-// One evaluation: the newest checkpoint against each baseline.
-struct Evaluation {
-  int64_t version = 0;
-  struct Score {
-    std::string baseline;
-    int wins = 0, draws = 0, losses = 0;
-    double score() const {
-      const int n = wins + draws + losses;
-      return n == 0 ? 0 : (wins + 0.5 * draws) / n;
-    }
-  };
-  std::vector<Score> scores;
-
-  std::string Text() const {
-    std::vector<std::string> parts;
-    for (const Score& s : scores) {
-      parts.push_back(absl::StrFormat("vs %s %d-%d-%d (%.0f%%)", s.baseline, s.wins, s.draws,
-                                      s.losses, 100 * s.score()));
-    }
-    return absl::StrCat("v", version, " ", absl::StrJoin(parts, ", "));
+// An evaluation in progress.jsonl: the version's matches (each opponent as a "baseline", as the
+// learning-curve script reads them), its Elo and interval, and the best version.
+std::string EvaluationJson(const char* event, double elapsed_s, const evaluator::VersionReport& r,
+                           const evaluator::EvaluatorStatus& status) {
+  std::vector<std::string> parts;
+  for (const evaluator::MatchScore& m : r.matches) {
+    const int n = m.wins + m.draws + m.losses;
+    parts.push_back(absl::StrFormat(
+        "{\"baseline\": %s, \"wins\": %d, \"draws\": %d, \"losses\": %d, \"score\": %.4f}",
+        JsonString(m.opponent), m.wins, m.draws, m.losses,
+        n == 0 ? 0.0 : (m.wins + 0.5 * m.draws) / n));
   }
-  std::string Json(double elapsed_s) const {
-    std::vector<std::string> parts;
-    for (const Score& s : scores) {
-      parts.push_back(absl::StrFormat(
-          "{\"baseline\": \"%s\", \"wins\": %d, \"draws\": %d, \"losses\": %d, \"score\": %.4f}",
-          s.baseline, s.wins, s.draws, s.losses, s.score()));
-    }
-    return absl::StrFormat(
-        "{\"event\": \"evaluation\", \"elapsed_s\": %.1f, \"version\": %d, "
-        "\"results\": [%s]}",
-        elapsed_s, version, absl::StrJoin(parts, ", "));
+  std::string elo;
+  if (r.rating.has_value()) {
+    elo = absl::StrFormat(", \"elo\": %.1f, \"elo_lower\": %.1f, \"elo_upper\": %.1f",
+                          r.rating->elo, r.rating->lower, r.rating->upper);
   }
-};
+  return absl::StrFormat(
+      "{\"event\": \"%s\", \"elapsed_s\": %.1f, \"version\": %d%s, \"best_version\": %d, "
+      "\"results\": [%s]}",
+      event, elapsed_s, r.version, elo, status.best_version, absl::StrJoin(parts, ", "));
+}
 
-// Plays `games` games of `checkpoint` (MCTS with `sims` simulations) against each baseline,
-// colours alternating. Stops early (returning Cancelled) when `stop` becomes true.
-absl::StatusOr<Evaluation> Evaluate(const games::GameConfig& config, const std::string& checkpoint,
-                                    int64_t version, int sims,
-                                    const std::vector<std::string>& baselines, int games,
-                                    uint64_t seed, const std::atomic<bool>& stop) {
-  Evaluation evaluation;
-  evaluation.version = version;
-  ZF_RETURN_IF_ERROR(games::VisitGame(config, [&](const auto& start) -> absl::Status {
-    using G = std::decay_t<decltype(start)>;
-    ZF_ASSIGN_OR_RETURN(std::unique_ptr<Player<G>> net,
-                        MakePlayer<G>(absl::StrCat("net:", checkpoint, ":", sims), start, seed));
-    for (const std::string& baseline_spec : baselines) {
-      ZF_ASSIGN_OR_RETURN(std::unique_ptr<Player<G>> baseline,
-                          MakePlayer<G>(baseline_spec, start, seed + 7919));
-      Evaluation::Score score;
-      score.baseline = baseline_spec;
-      for (int i = 0; i < games; ++i) {
-        if (stop.load()) return absl::CancelledError("stopping");
-        const int net_seat = i % 2;
-        Player<G>* seats[2] = {net_seat == 0 ? net.get() : baseline.get(),
-                               net_seat == 0 ? baseline.get() : net.get()};
-        G game = start;
-        int resigned = -1;
-        while (!game.IsTerminal()) {
-          ZF_ASSIGN_OR_RETURN(int action, seats[game.ToPlay()]->ChooseAction(game));
-          if (action == kResignAction) {
-            resigned = game.ToPlay();
-            break;
-          }
-          if (!game.IsLegal(action)) {
-            return absl::InternalError(absl::StrCat("evaluation: illegal action ", action));
-          }
-          game.Apply(action);
-        }
-        const float net_return =
-            resigned >= 0 ? (resigned == net_seat ? -1.0f : 1.0f) : game.Returns()[net_seat];
-        if (net_return > 0)
-          ++score.wins;
-        else if (net_return < 0)
-          ++score.losses;
-        else
-          ++score.draws;
-      }
-      evaluation.scores.push_back(score);
-    }
-    return absl::OkStatus();
-  }));
-  return evaluation;
+// The progress line's part: "v12 Elo 412 [380, 444]".
+std::string EloText(const evaluator::VersionReport& r) {
+  if (!r.rating.has_value()) return absl::StrCat("v", r.version, " (not rated yet)");
+  return absl::StrFormat("v%d Elo %.0f [%.0f, %.0f]", r.version, r.rating->elo, r.rating->lower,
+                         r.rating->upper);
 }
 
 // The fleet of one `zf run`, in start order; destroyed in reverse.
@@ -597,10 +547,45 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   ZF_ASSIGN_OR_RETURN(fleet.actor,
                       actor::Actor::Create(ao, evaluator, fleet.sink.get(), fleet.actor_registry));
 
+  // The evaluator: its games in DIR/evaluation/, its copies of the rated checkpoints in
+  // DIR/evaluator/checkpoints/ (the learner prunes its own).
+  const std::string eval_checkpoints = dir + "/evaluator/checkpoints";
+  auto eval_registry = std::make_shared<metrics::Registry>();
+  evaluator::EvaluatorOptions eval_options;
+  std::unique_ptr<evaluator::ResultsLog> results_log;
+  std::unique_ptr<evaluator::MatchRunner> match_runner;
+  std::unique_ptr<evaluator::Evaluator> rater;
+  if (config.eval_games > 0) {
+    std::filesystem::create_directories(eval_checkpoints, ec);
+    if (ec) {
+      return absl::InternalError(
+          absl::StrCat("cannot create ", eval_checkpoints, ": ", ec.message()));
+    }
+    eval_options.game = game.name;
+    // Ratings are anchored at random = 0, so random is always an anchor.
+    eval_options.anchors = baselines;
+    if (RatingAnchor(baselines) != "random") {
+      eval_options.anchors.insert(eval_options.anchors.begin(), "random");
+    }
+    eval_options.rating_anchor = "random";
+    eval_options.games_per_opponent = config.eval_games + config.eval_games % 2;  // even
+    eval_options.opening_moves = DefaultOpeningMoves(game.name);
+    eval_options.seed = config.seed;
+    eval_options.registry = eval_registry.get();
+    ZF_ASSIGN_OR_RETURN(results_log, evaluator::ResultsLog::Open(dir + "/evaluation"));
+    match_runner =
+        games::VisitGame(game, [&](const auto& start) -> std::unique_ptr<evaluator::MatchRunner> {
+          using G = std::decay_t<decltype(start)>;
+          return std::make_unique<PlayersMatchRunner<G>>(start, eval_checkpoints, config.eval_sims);
+        });
+    ZF_ASSIGN_OR_RETURN(
+        rater, evaluator::Evaluator::Create(eval_options, results_log.get(), match_runner.get()));
+  }
+
   // One /metrics endpoint for the whole fleet, if asked for.
   if (const std::string listen = absl::GetFlag(FLAGS_metrics_listen); !listen.empty()) {
-    std::vector<std::shared_ptr<metrics::Registry>> registries = {fleet.actor_registry,
-                                                                  fleet.learner_registry};
+    std::vector<std::shared_ptr<metrics::Registry>> registries = {
+        fleet.actor_registry, fleet.learner_registry, eval_registry};
     registries.push_back(std::shared_ptr<metrics::Registry>(&fleet.inference->registry(),
                                                             [](metrics::Registry*) {}));
     for (const auto& shard : fleet.shards) registries.push_back(shard->registry());
@@ -614,46 +599,44 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   ZF_RETURN_IF_ERROR(fleet.actor->Start());
   fleet.learner_thread = std::thread([&fleet] { fleet.learner_status = fleet.learner->Run(); });
 
-  // 5. Evaluations of each new checkpoint, at the lowest CPU priority.
+  // 5. The evaluator (evaluator/evaluator.h) rates each new checkpoint against the baselines, the
+  // previous version it rated and the best, at the lowest CPU priority; its games are kept in
+  // DIR/evaluation/ (so ratings span a resumed run) and `zf ratings --dir DIR` prints them.
   const absl::Time start_time = absl::Now();
   std::atomic<bool> stopping{false};
   absl::Mutex eval_mu;
-  std::optional<Evaluation> last_eval;  // guarded by eval_mu
+  std::string last_eval = "-";  // guarded by eval_mu
   std::thread eval_thread([&] {
     setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
-    int64_t evaluated = -1;
-    uint64_t round = 0;
-    while (!stopping.load() && config.eval_games > 0) {
+    int64_t failed = -1;
+    while (!stopping.load() && rater != nullptr) {
       const int64_t version = fleet.learner->stats().published_version;
-      if (version <= evaluated || version <= 1) {
+      if (version <= rater->status().newest_version || version <= 1 || version == failed) {
         absl::SleepFor(absl::Milliseconds(500));
         continue;
       }
-      // Resolve `latest` once so the whole evaluation plays one version.
-      std::error_code link_ec;
-      const std::string file =
-          std::filesystem::canonical(dir + "/checkpoints/latest", link_ec).string();
-      if (link_ec) {
-        absl::SleepFor(absl::Milliseconds(500));
+      // Keep a copy of `latest` as the evaluator's vN (the learner prunes its files).
+      absl::StatusOr<int64_t> kept =
+          KeepCheckpoint(dir + "/checkpoints/latest", eval_checkpoints, game.name);
+      if (!kept.ok()) {
+        absl::SleepFor(absl::Milliseconds(500));  // pruned or being replaced: the next one
         continue;
       }
-      absl::StatusOr<Evaluation> result =
-          Evaluate(game, file, version, config.eval_sims, baselines, config.eval_games,
-                   config.seed + 1000 * ++round, stopping);
-      if (!result.ok()) {
-        // A pruned checkpoint file (NotFound) is simply skipped; stopping ends the loop.
-        if (!absl::IsCancelled(result.status()) && !absl::IsNotFound(result.status())) {
-          ZF_LOG(WARNING) << "run: evaluation of v" << version << ": " << result.status();
-        }
-        evaluated = version;
+      if (*kept <= rater->status().newest_version) continue;
+      absl::StatusOr<evaluator::VersionReport> report = rater->EvaluateVersion(*kept, stopping);
+      if (absl::IsCancelled(report.status())) break;
+      if (!report.ok()) {
+        ZF_LOG(WARNING) << "run: evaluation of v" << *kept << ": " << report.status();
+        failed = *kept;
         continue;
       }
-      evaluated = version;
       const double elapsed = absl::ToDoubleSeconds(absl::Now() - start_time);
-      std::cout << absl::StrFormat("[%6.0fs] evaluation %s", elapsed, result->Text()) << std::endl;
+      std::cout << absl::StrFormat("[%6.0fs] evaluation %s", elapsed,
+                                   ReportLine(*report, rater->status()))
+                << std::endl;
       absl::MutexLock lock(&eval_mu);
-      progress_log << result->Json(elapsed) << std::endl;
-      last_eval = *std::move(result);
+      progress_log << EvaluationJson("evaluation", elapsed, *report, rater->status()) << std::endl;
+      last_eval = EloText(*report);
     }
   });
 
@@ -683,15 +666,15 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     const int64_t batches = now.batches - previous.batches;
     const double mean_batch = batches > 0 ? double(now.rows - previous.rows) / batches : 0.0;
     const double elapsed = absl::ToDoubleSeconds(now.at - start_time);
-    std::string eval_text = "-";
+    std::string eval_text;
     {
       absl::MutexLock lock(&eval_mu);
-      if (last_eval) eval_text = last_eval->Text();
+      eval_text = last_eval;
     }
     std::cout << absl::StrFormat(
                      "[%6.0fs] games %d (%.2f/s) positions/s %.0f evals/s %.0f batch %.1f/%d | "
                      "replay %d | learner step %d (%.2f/s) loss %.3f (p %.3f v %.3f) "
-                     "wait %.0f%% | v%d serving v%d | eval %s",
+                     "wait %.0f%% | v%d serving v%d | %s",
                      elapsed, now.games, (now.games - previous.games) / dt,
                      (now.moves - previous.moves) / dt,
                      (now.leaf_evaluations - previous.leaf_evaluations) / dt, mean_batch,
@@ -775,22 +758,21 @@ absl::Status RunRun(const std::vector<std::string>& args) {
                    elapsed, as.games, ls.steps_this_run, ls.published_version, latest,
                    PeakResidentBytes() / 1048576.0)
             << std::endl;
-  // The final evaluation: the newest checkpoint against every baseline.
-  if (config.eval_games > 0 && ls.published_version > 1) {
-    std::error_code link_ec;
-    const std::string file = std::filesystem::canonical(latest, link_ec).string();
+  // The final evaluation: the newest checkpoint, if the evaluator has not rated it yet.
+  if (rater != nullptr && ls.published_version > 1 &&
+      ls.published_version > rater->status().newest_version) {
     const std::atomic<bool> never{false};
-    absl::StatusOr<Evaluation> final_eval =
-        link_ec ? absl::StatusOr<Evaluation>(absl::NotFoundError(link_ec.message()))
-                : Evaluate(game, file, ls.published_version, config.eval_sims, baselines,
-                           config.eval_games, config.seed + 77, never);
+    absl::StatusOr<int64_t> kept = KeepCheckpoint(latest, eval_checkpoints, game.name);
+    absl::StatusOr<evaluator::VersionReport> final_eval =
+        kept.ok() ? rater->EvaluateVersion(*kept, never)
+                  : absl::StatusOr<evaluator::VersionReport>(kept.status());
     if (final_eval.ok()) {
-      std::cout << "zf run: final evaluation " << final_eval->Text() << " (" << config.eval_sims
-                << " simulations, " << config.eval_games << " games per baseline)" << std::endl;
+      std::cout << "zf run: final evaluation " << ReportLine(*final_eval, rater->status()) << " ("
+                << config.eval_sims << " simulations, " << eval_options.games_per_opponent
+                << " games per opponent)" << std::endl;
       absl::MutexLock lock(&eval_mu);
-      std::string json = final_eval->Json(elapsed);
-      json.replace(json.find("\"evaluation\""), 12, "\"final_evaluation\"");
-      progress_log << json << std::endl;
+      progress_log << EvaluationJson("final_evaluation", elapsed, *final_eval, rater->status())
+                   << std::endl;
     } else {
       ZF_LOG(WARNING) << "run: final evaluation: " << final_eval.status();
     }

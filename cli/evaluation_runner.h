@@ -1,0 +1,144 @@
+// What the evaluator role and `zf run` share to rate networks by playing them: a MatchRunner over
+// the players of cli/players.h ("vN" is CHECKPOINTS/vN.zfckpt played by MCTS on a CPU inference
+// session), the default anchors per game, and the one-line report of a rated version.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "cli/players.h"
+#include "common/status_macros.h"
+#include "evaluator/evaluator.h"
+#include "games/game.h"
+#include "model/checkpoint.h"
+#include "proto/zerofleet/v1/evaluation.pb.h"
+
+namespace zf::cli {
+
+// Plays evaluation games with the players of cli/players.h; "vN" is a network from `checkpoints`.
+template <games::Game G>
+class PlayersMatchRunner final : public evaluator::MatchRunner {
+ public:
+  PlayersMatchRunner(G start, std::string checkpoints, int sims)
+      : start_(start), checkpoints_(std::move(checkpoints)), sims_(sims) {}
+
+  absl::StatusOr<zerofleet::v1::EvaluationGame> Play(const std::string& first,
+                                                     const std::string& second, int opening_moves,
+                                                     uint64_t seed) override {
+    ZF_ASSIGN_OR_RETURN(std::unique_ptr<Player<G>> p0, MakePlayer<G>(Spec(first), start_, seed));
+    ZF_ASSIGN_OR_RETURN(std::unique_ptr<Player<G>> p1,
+                        MakePlayer<G>(Spec(second), start_, seed ^ 0x9e3779b97f4a7c15ull));
+    Player<G>* seats[2] = {p0.get(), p1.get()};
+    G game = start_;
+    std::mt19937_64 rng(seed);
+    std::vector<int> legal;
+    zerofleet::v1::EvaluationGame record;
+    for (int k = 0; k < opening_moves && !game.IsTerminal(); ++k) {
+      game.LegalActions(&legal);
+      game.Apply(legal[std::uniform_int_distribution<size_t>(0, legal.size() - 1)(rng)]);
+      record.set_moves(record.moves() + 1);
+    }
+    int resigned = -1;
+    while (!game.IsTerminal()) {
+      ZF_ASSIGN_OR_RETURN(int action, seats[game.ToPlay()]->ChooseAction(game));
+      if (action == kResignAction) {
+        resigned = game.ToPlay();
+        break;
+      }
+      if (!game.IsLegal(action)) {
+        return absl::InternalError(
+            absl::StrCat("evaluation: ", first, " vs ", second, ": illegal action ", action));
+      }
+      game.Apply(action);
+      record.set_moves(record.moves() + 1);
+    }
+    const float first_return = resigned >= 0 ? (resigned == 0 ? -1.0f : 1.0f) : game.Returns()[0];
+    record.set_resigned(resigned >= 0);
+    record.set_result(first_return > 0   ? zerofleet::v1::EvaluationGame::FIRST_WON
+                      : first_return < 0 ? zerofleet::v1::EvaluationGame::SECOND_WON
+                                         : zerofleet::v1::EvaluationGame::DRAW);
+    return record;
+  }
+
+ private:
+  std::string Spec(const std::string& player) const {
+    if (std::optional<int64_t> v = evaluator::ParseVersionPlayer(player); v.has_value()) {
+      return absl::StrCat("net:", checkpoints_, "/", player, ".zfckpt:", sims_);
+    }
+    return player;
+  }
+
+  const G start_;
+  const std::string checkpoints_;
+  const int sims_;
+};
+
+// Default anchors: tictactoe random,perfect; connect4 random,mcts:200; go random,gnugo:1; else
+// random.
+inline std::string DefaultAnchors(const std::string& game) {
+  if (game == "tictactoe") return "random,perfect";
+  if (game == "connect4") return "random,mcts:200";
+  if (absl::StartsWith(game, "go")) return "random,gnugo:1";
+  return "random";
+}
+
+inline std::string ReportLine(const evaluator::VersionReport& r,
+                              const evaluator::EvaluatorStatus& s) {
+  std::vector<std::string> parts;
+  for (const evaluator::MatchScore& m : r.matches) {
+    parts.push_back(absl::StrFormat("vs %s %d-%d-%d%s", m.opponent, m.wins, m.draws, m.losses,
+                                    m.gate ? " (gate)" : ""));
+  }
+  std::string line = absl::StrCat("v", r.version, " ", absl::StrJoin(parts, ", "));
+  if (r.rating.has_value()) {
+    absl::StrAppendFormat(&line, "; Elo %.0f [%.0f, %.0f]", r.rating->elo, r.rating->lower,
+                          r.rating->upper);
+  }
+  if (r.sprt.has_value()) {
+    const bool undecided = r.sprt->decision == evaluator::SprtDecision::kContinue;
+    absl::StrAppendFormat(&line, "; SPRT %s (LLR %.2f in [%.2f, %.2f])",
+                          undecided ? "undecided at the game limit: reject"
+                                    : evaluator::SprtDecisionName(r.sprt->decision),
+                          r.sprt->llr, r.sprt->lower, r.sprt->upper);
+  }
+  absl::StrAppend(&line, "; best v", s.best_version);
+  return line;
+}
+
+// Copies the checkpoint at `path` (verified) to CHECKPOINTS/vN.zfckpt, N its version, for the
+// evaluator's matches (the learner prunes its own files). Returns: its version; ReadCheckpoint's
+// or WriteCheckpoint's error; FailedPrecondition for a checkpoint of another game.
+inline absl::StatusOr<int64_t> KeepCheckpoint(const std::string& path,
+                                              const std::string& checkpoints,
+                                              const std::string& game) {
+  ZF_ASSIGN_OR_RETURN(model::Checkpoint c, model::ReadCheckpoint(path));
+  if (c.manifest.game != game) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("version ", c.manifest.version, " is for ", c.manifest.game, ", not ", game));
+  }
+  ZF_RETURN_IF_ERROR(
+      model::WriteCheckpoint(absl::StrCat(checkpoints, "/v", c.manifest.version, ".zfckpt"), c)
+          .status());
+  return c.manifest.version;
+}
+
+// Random plies that open each evaluation game: 1 for tic-tac-toe (nine first moves), 2 else.
+inline int DefaultOpeningMoves(const std::string& game) { return game == "tictactoe" ? 1 : 2; }
+
+// The anchor rated 0: random if it is an anchor, else the first.
+inline std::string RatingAnchor(const std::vector<std::string>& anchors) {
+  for (const std::string& a : anchors) {
+    if (a == "random") return a;
+  }
+  return anchors.empty() ? std::string() : anchors.front();
+}
+
+}  // namespace zf::cli
