@@ -59,7 +59,7 @@ ABSL_FLAG(int, games_per_opponent, 20, "evaluator: games per match, colours alte
 ABSL_FLAG(int, opening_moves, -1,
           "evaluator: random plies that open each game (-1: per game, 1 for tictactoe, 2 else)");
 ABSL_FLAG(bool, gate, false,
-          "evaluator: serve (on --listen) only versions an SPRT against the best accepts");
+          "evaluator: serve (on --gate_listen) only versions an SPRT against the best accepts");
 ABSL_FLAG(double, sprt_elo0, 0.0, "evaluator --gate: H0, the new version is at most this stronger");
 ABSL_FLAG(double, sprt_elo1, 30.0,
           "evaluator --gate: H1, the new version is at least this stronger");

@@ -17,6 +17,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -464,8 +465,20 @@ class Session:
         return out
 
 
+def fresh_dir(run_dir):
+    """Empties the session's directory: volumes and acknowledgement logs left by an earlier run in
+    the same place would otherwise be read as this run's (a shard's old games, an actor's old
+    acknowledgements; a replay volume that was a tmpfs starts empty and "loses" them)."""
+    shutil.rmtree(run_dir, ignore_errors=True)
+    if os.path.exists(run_dir):
+        raise RuntimeError(f"cannot empty {run_dir} (a mount left by a killed run? "
+                           "`tests/multihost/fleet down` removes it)")
+
+
 def run_session(run_dir, zf, faults, quick, actors=2, previous_zf=None, log=print, tls=False):
-    """One fleet, `faults` in order. Returns the report (dict) with "passed"."""
+    """One fleet, `faults` in order, in an emptied `run_dir`. Returns the report (dict) with
+    "passed"."""
+    fresh_dir(run_dir)
     session = Session(run_dir, zf, quick, actors=actors, previous_zf=previous_zf, log=log, tls=tls)
     report = {"faults": faults, "quick": quick, "actors": actors, "tls": tls,
               "settings": session.fleet.env, "machine": machine()}
@@ -492,6 +505,7 @@ def run_soak(run_dir, zf, minutes, every_s, seed, log=print):
     # Slower self-play (64 simulations) and a window that holds the whole run, so that every
     # acknowledged game is still in replay at the end: the loss check stays exact. The replay
     # shards' memory therefore grows with the window by design; the report gives its slope.
+    fresh_dir(run_dir)
     session = Session(run_dir, zf, quick=False, log=log,
                       env={"ZF_SIMS": "64", "ZF_REPLAY_CAPACITY": "20000000"},
                       tmpfs_bytes=2 << 30)
