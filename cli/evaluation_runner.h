@@ -3,6 +3,7 @@
 // session), the default anchors per game, and the one-line report of a rated version.
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <random>
@@ -29,6 +30,12 @@ class PlayersMatchRunner final : public evaluator::MatchRunner {
  public:
   PlayersMatchRunner(G start, std::string checkpoints, int sims)
       : start_(start), checkpoints_(std::move(checkpoints)), sims_(sims) {}
+
+  bool Available(const std::string& player) const override {
+    if (!evaluator::ParseVersionPlayer(player).has_value()) return true;
+    std::error_code error;
+    return std::filesystem::exists(absl::StrCat(checkpoints_, "/", player, ".zfckpt"), error);
+  }
 
   absl::StatusOr<zerofleet::v1::EvaluationGame> Play(const std::string& first,
                                                      const std::string& second, int opening_moves,
@@ -128,6 +135,22 @@ inline absl::StatusOr<int64_t> KeepCheckpoint(const std::string& path,
       model::WriteCheckpoint(absl::StrCat(checkpoints, "/v", c.manifest.version, ".zfckpt"), c)
           .status());
   return c.manifest.version;
+}
+
+// Removes CHECKPOINTS/vN.zfckpt except the newest and the best version: the only ones a later
+// version plays (a long run would otherwise keep every rated network).
+inline void PruneCheckpoints(const std::string& checkpoints,
+                             const evaluator::EvaluatorStatus& status) {
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(checkpoints, error)) {
+    const std::string name = entry.path().filename().string();
+    if (!absl::EndsWith(name, ".zfckpt")) continue;
+    const std::optional<int64_t> v = evaluator::ParseVersionPlayer(name.substr(0, name.size() - 7));
+    if (v.has_value() && *v != status.newest_version && *v != status.best_version &&
+        *v < status.newest_version) {
+      std::filesystem::remove(entry.path(), error);
+    }
+  }
 }
 
 // Random plies that open each evaluation game: 1 for tic-tac-toe (nine first moves), 2 else.

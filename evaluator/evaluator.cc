@@ -254,6 +254,11 @@ absl::StatusOr<VersionReport> Evaluator::Evaluate(int64_t version, const std::at
     previous = status_.newest_version;
     best = status_.best_version;
   }
+  if (!options_.gate && best > 0 && !runner_->Available(VersionPlayer(best))) {
+    ZF_RETURN_IF_ERROR(Rerate());  // the best's network is gone: the next available one
+    absl::MutexLock lock(&mu_);
+    best = status_.best_version;
+  }
   if (version <= previous) {
     return absl::FailedPreconditionError(
         absl::StrCat("version ", version, " is not newer than the newest evaluated, ", previous));
@@ -322,11 +327,12 @@ absl::Status Evaluator::Rerate() {
   absl::MutexLock lock(&mu_);
   status_.ratings = *std::move(table);
   if (!options_.gate) {
-    // The best is the highest-rated evaluated version (players are strongest first; the table
-    // can also rate a version whose evaluation is not finished).
+    // The best is the highest-rated evaluated version the runner can still play (players are
+    // strongest first; the table can also rate a version whose evaluation is not finished).
+    status_.best_version = 0;
     for (const PlayerRating& r : status_.ratings->players) {
       if (std::optional<int64_t> v = ParseVersionPlayer(r.player);
-          v.has_value() && *v <= status_.newest_version) {
+          v.has_value() && *v <= status_.newest_version && runner_->Available(r.player)) {
         status_.best_version = *v;
         break;
       }

@@ -65,6 +65,9 @@ class MatchRunner {
   virtual absl::StatusOr<zerofleet::v1::EvaluationGame> Play(const std::string& first,
                                                              const std::string& second,
                                                              int opening_moves, uint64_t seed) = 0;
+  // Whether `player` can still be played (a version's network may have been pruned). Without
+  // gating, the best version is the highest-rated one that is.
+  virtual bool Available(const std::string& player) const { return true; }
 };
 
 struct EvaluatorOptions {

@@ -41,8 +41,10 @@ class FakeRunner : public MatchRunner {
     game.set_moves(12);
     return game;
   }
+  bool Available(const std::string& player) const override { return !unavailable.contains(player); }
   int played = 0;
   int fail_after = -1;
+  std::set<std::string> unavailable;
 
  private:
   std::map<std::string, double> elo_;
@@ -91,7 +93,9 @@ class EvaluatorTest : public ::testing::Test {
                       {"v2", 250},
                       {"v3", 380},
                       {"v4", 330},
-                      {"v5", 700}}};
+                      {"v5", 700},
+                      {"v6", 420},
+                      {"v7", 450}}};
 };
 
 TEST_F(EvaluatorTest, PlaysAnchorsPreviousAndBestWithAlternatingColours) {
@@ -150,6 +154,14 @@ TEST_F(EvaluatorTest, PlaysAnchorsPreviousAndBestWithAlternatingColours) {
   ASSERT_OK(again->EvaluateVersion(5, stop_).status());
   // Anchors and v4, and the best when it is not v4.
   EXPECT_EQ(runner_.played - played, 60 + (status.best_version != 4 ? 20 : 0));
+
+  // A best whose network is gone (pruned) is not an opponent: the next available one is.
+  ASSERT_OK(again->EvaluateVersion(6, stop_).status());  // weaker than v5, the best
+  ASSERT_EQ(again->status().best_version, 5);
+  runner_.unavailable.insert("v5");
+  ASSERT_OK_AND_ASSIGN(VersionReport r7, again->EvaluateVersion(7, stop_));
+  EXPECT_NE(again->status().best_version, 5);
+  for (const MatchScore& m : r7.matches) EXPECT_NE(m.opponent, "v5");
 }
 
 TEST_F(EvaluatorTest, GateAcceptsStrongerAndRejectsWeakerVersions) {

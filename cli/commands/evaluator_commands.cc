@@ -291,10 +291,9 @@ absl::Status RunEvaluator(const std::vector<std::string>& args) {
     const evaluator::EvaluatorStatus after = rater->status();
     std::cout << "zf evaluator: " << ReportLine(*report, after) << std::endl;
     if (options.gate && after.best_version == target) ZF_RETURN_IF_ERROR(serve(target));
-    // Versions skipped while this one was evaluated are never opponents: drop their files.
-    for (int64_t v = before.newest_version + 1; v < target; ++v) {
-      std::filesystem::remove(absl::StrCat(checkpoints, "/v", v, ".zfckpt"), error);
-    }
+    // Only the newest and the best are opponents later: drop the other files (versions skipped
+    // while this one was evaluated, and those no longer best).
+    PruneCheckpoints(checkpoints, after);
   }
   watcher->Stop();
   if (gate_server != nullptr) gate_server->Shutdown();

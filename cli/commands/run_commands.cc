@@ -11,7 +11,7 @@
 //   actor.spool          games not yet acknowledged when every shard was down (normally absent)
 //   progress.jsonl       one JSON object per progress line, and one per evaluation
 //   evaluation/          every evaluation game (zf ratings --dir DIR rates them)
-//   evaluator/checkpoints/  the evaluator's copies of the versions it rated (vN.zfckpt)
+//   evaluator/checkpoints/  the evaluator's copies of the newest and best rated versions
 //
 // Stopping (Ctrl-C, SIGTERM or --minutes): the actor stops (games in flight are dropped), the
 // games it finished are flushed to the shards (acknowledged = durable), the learner finishes its
@@ -634,6 +634,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
       std::cout << absl::StrFormat("[%6.0fs] evaluation %s", elapsed,
                                    ReportLine(*report, rater->status()))
                 << std::endl;
+      PruneCheckpoints(eval_checkpoints, rater->status());
       absl::MutexLock lock(&eval_mu);
       progress_log << EvaluationJson("evaluation", elapsed, *report, rater->status()) << std::endl;
       last_eval = EloText(*report);
