@@ -3,8 +3,8 @@
 #include <fstream>
 #include <string>
 
-#include "absl/strings/match.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 
 namespace zf {
 

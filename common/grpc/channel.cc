@@ -93,10 +93,10 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> StartServer(const std::string& add
   absl::Status valid = CheckAddress(address);
   if (!valid.ok()) return valid;
   if (settings.server_memory_bytes <= settings.max_message_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "server memory quota (", settings.server_memory_bytes,
-        " bytes) must exceed the largest message (", settings.max_message_bytes,
-        " bytes), or one message could stall every connection"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("server memory quota (", settings.server_memory_bytes,
+                     " bytes) must exceed the largest message (", settings.max_message_bytes,
+                     " bytes), or one message could stall every connection"));
   }
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = MakeServerCredentials(
       settings.tls,

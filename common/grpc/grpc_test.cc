@@ -14,8 +14,8 @@ namespace {
 using ::grpc::health::v1::Health;
 using ::grpc::health::v1::HealthCheckRequest;
 using ::grpc::health::v1::HealthCheckResponse;
-using ::zf::testing::StatusIs;
 using ::testing::HasSubstr;
+using ::zf::testing::StatusIs;
 
 TEST(GrpcStatusTest, RoundTripsEveryCode) {
   for (int code = 0; code <= 16; ++code) {
