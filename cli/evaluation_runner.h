@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -25,6 +26,7 @@
 namespace zf::cli {
 
 // Plays evaluation games with the players of cli/players.h; "vN" is a network from `checkpoints`.
+// Thread-compatible: one game at a time (the evaluator's thread).
 template <games::Game G>
 class PlayersMatchRunner final : public evaluator::MatchRunner {
  public:
@@ -40,10 +42,29 @@ class PlayersMatchRunner final : public evaluator::MatchRunner {
   absl::StatusOr<zerofleet::v1::EvaluationGame> Play(const std::string& first,
                                                      const std::string& second, int opening_moves,
                                                      uint64_t seed) override {
-    ZF_ASSIGN_OR_RETURN(std::unique_ptr<Player<G>> p0, MakePlayer<G>(Spec(first), start_, seed));
-    ZF_ASSIGN_OR_RETURN(std::unique_ptr<Player<G>> p1,
-                        MakePlayer<G>(Spec(second), start_, seed ^ 0x9e3779b97f4a7c15ull));
-    Player<G>* seats[2] = {p0.get(), p1.get()};
+    // A network's player is kept from one game to the next of a match (loading and verifying its
+    // checkpoint is the expensive part); players that are not networks start fresh from `seed`.
+    std::map<std::string, std::unique_ptr<Player<G>>> networks;
+    std::unique_ptr<Player<G>> fresh[2];
+    Player<G>* seats[2] = {nullptr, nullptr};
+    for (int seat = 0; seat < 2; ++seat) {
+      const std::string& name = seat == 0 ? first : second;
+      const uint64_t player_seed = seat == 0 ? seed : seed ^ 0x9e3779b97f4a7c15ull;
+      if (!evaluator::ParseVersionPlayer(name).has_value()) {
+        ZF_ASSIGN_OR_RETURN(fresh[seat], MakePlayer<G>(name, start_, player_seed));
+        seats[seat] = fresh[seat].get();
+        continue;
+      }
+      auto it = networks_.find(name);
+      if (it == networks_.end()) {
+        ZF_ASSIGN_OR_RETURN(std::unique_ptr<Player<G>> player,
+                            MakePlayer<G>(Spec(name), start_, player_seed));
+        it = networks_.emplace(name, std::move(player)).first;
+      }
+      seats[seat] = it->second.get();
+      networks.insert(networks_.extract(it));
+    }
+    networks_ = std::move(networks);  // only this game's networks stay loaded
     G game = start_;
     std::mt19937_64 rng(seed);
     std::vector<int> legal;
@@ -86,6 +107,7 @@ class PlayersMatchRunner final : public evaluator::MatchRunner {
   const G start_;
   const std::string checkpoints_;
   const int sims_;
+  std::map<std::string, std::unique_ptr<Player<G>>> networks_;  // of the last game
 };
 
 // Default anchors: tictactoe random,perfect; connect4 random,mcts:200; go random,gnugo:1; else

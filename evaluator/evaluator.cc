@@ -1,6 +1,5 @@
 #include "evaluator/evaluator.h"
 
-#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <set>
@@ -8,7 +7,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"

@@ -16,12 +16,9 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <random>
-#include <set>
 #include <string>
 #include <vector>
 

@@ -622,7 +622,10 @@ absl::Status RunRun(const std::vector<std::string>& args) {
         absl::SleepFor(absl::Milliseconds(500));  // pruned or being replaced: the next one
         continue;
       }
-      if (*kept <= rater->status().newest_version) continue;
+      if (*kept <= rater->status().newest_version) {  // `latest` is behind the stats: wait
+        absl::SleepFor(absl::Milliseconds(500));
+        continue;
+      }
       absl::StatusOr<evaluator::VersionReport> report = rater->EvaluateVersion(*kept, stopping);
       if (absl::IsCancelled(report.status())) break;
       if (!report.ok()) {
