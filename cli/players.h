@@ -158,7 +158,11 @@ class MctsPlayer final : public Player<G> {
 
 // GNU Go as a player: a GTP subprocess told every move. The player follows one game at a time,
 // played move by move from the empty board: at each ChooseAction it finds the opponent's move
-// since its own last one (or starts over at an empty board), tells GNU Go, and asks genmove.
+// since its own last one, tells GNU Go, and asks genmove. A position that is not one move on
+// (a new game, or one begun with moves the player did not see, like an evaluation's random
+// opening) is rebuilt from the empty board: an order of its stones' placements and of passes
+// that reaches the same board with the same player to move, found by a bounded search (a stone
+// captured on the way becomes a pass; area scoring does not count prisoners).
 class GnuGoPlayer final : public Player<games::Go> {
  public:
   // Starts GNU Go at `level` (0..10) for games like `start` (its size and komi).
@@ -180,9 +184,9 @@ class GnuGoPlayer final : public Player<games::Go> {
     return std::unique_ptr<GnuGoPlayer>(new GnuGoPlayer(start, std::move(client)));
   }
 
-  // Returns: GNU Go's move or kResignAction; FailedPrecondition for a position not reached
-  // from the previous one by one move (or from the empty board); Internal if GNU Go plays
-  // what these rules call illegal; Unavailable if GNU Go died.
+  // Returns: GNU Go's move or kResignAction; FailedPrecondition for a position neither one
+  // move on from the previous one nor rebuildable from the empty board; Internal if GNU Go plays what these rules call illegal; Unavailable if GNU Go
+  // died.
   absl::StatusOr<int> ChooseAction(const games::Go& game) override {
     ZF_RETURN_IF_ERROR(CatchUp(game));
     const char* color = game.ToPlay() == 0 ? "black" : "white";
@@ -212,27 +216,72 @@ class GnuGoPlayer final : public Player<games::Go> {
            a.ConsecutivePasses() == b.ConsecutivePasses();
   }
 
-  // Brings GNU Go to `game`: from known_ by one move, or from the empty board by 0 or 1.
+  // Brings GNU Go to `game`: from known_ by one move, else from the empty board.
   absl::Status CatchUp(const games::Go& game) {
-    if (game.NumMoves() <= 1 || game.NumMoves() != known_.NumMoves() + 1) {
+    std::vector<int> path;
+    if (game.NumMoves() == known_.NumMoves() + 1) {  // the usual case; captures included
+      known_.LegalActions(&legal_);
+      for (int action : legal_) {
+        games::Go next = known_;
+        next.Apply(action);
+        if (SamePosition(next, game)) {
+          path.push_back(action);
+          break;
+        }
+      }
+    }
+    if (path.empty() && !SamePosition(known_, game)) {
       ZF_RETURN_IF_ERROR(client_->Send("clear_board").status());
       known_ = empty_;
+      int budget = kRebuildBudget;
+      if (!FindPath(known_, game, game.NumMoves(), &path, &budget)) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "gnugo: cannot rebuild the position after move ", game.NumMoves(),
+            " from the empty board by placing its stones"));
+      }
     }
-    if (SamePosition(game, known_)) return absl::OkStatus();
-    known_.LegalActions(&legal_);
-    for (int action : legal_) {
-      games::Go next = known_;
-      next.Apply(action);
-      if (!SamePosition(next, game)) continue;
+    for (int action : path) {
       const char* color = known_.ToPlay() == 0 ? "black" : "white";
       ZF_RETURN_IF_ERROR(
           client_->Send(absl::StrCat("play ", color, " ", gtp::VertexOf(known_, action))).status());
-      known_ = next;
-      return absl::OkStatus();
+      known_.Apply(action);
     }
-    return absl::FailedPreconditionError(
-        "gnugo: the position was not reached move by move from the empty board");
+    return absl::OkStatus();
   }
+
+  // Searches `plies` moves from `from` to `to` (same board, move number and passes in a row),
+  // trying only passes and placements of stones `to` has, depth first.
+  static bool FindPath(const games::Go& from, const games::Go& to, int plies,
+                       std::vector<int>* path, int* budget) {
+    if (SamePosition(from, to)) return true;
+    if (plies <= 0 || from.NumMoves() >= to.NumMoves() || --*budget < 0) return false;
+    int missing = 0;  // stones `to` has that `from` lacks
+    for (int r = 0; r < from.Size(); ++r) {
+      for (int c = 0; c < from.Size(); ++c) {
+        const int want = to.StoneAt(r, c);
+        const int have = from.StoneAt(r, c);
+        if (have >= 0 && have != want) return false;  // a stone `to` does not have
+        missing += (want >= 0 && have < 0) ? 1 : 0;
+      }
+    }
+    if (missing > to.NumMoves() - from.NumMoves()) return false;
+    std::vector<int> legal;
+    from.LegalActions(&legal);
+    for (int action : legal) {
+      if (action != from.PassAction() &&
+          to.StoneAt(action / from.Size(), action % from.Size()) != from.ToPlay()) {
+        continue;
+      }
+      games::Go next = from;
+      next.Apply(action);
+      path->push_back(action);
+      if (FindPath(next, to, plies - 1, path, budget)) return true;
+      path->pop_back();
+    }
+    return false;
+  }
+
+  static constexpr int kRebuildBudget = 100000;  // positions visited per rebuild
 
   games::Go empty_;
   games::Go known_;  // the position GNU Go has

@@ -231,5 +231,33 @@ TEST(GtpEngineTest, CreateNeedsAPlayerFactory) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// The gnugo:LEVEL player joins a game it did not see start (an evaluation's random opening) by
+// rebuilding the position from the empty board, then follows it move by move.
+TEST(GnuGoPlayerTest, JoinsAfterAnOpeningItDidNotSeeThenFollows) {
+  if (!gtp::FindGnuGo().ok()) GTEST_SKIP() << "GNU Go is not installed";
+  games::Go game = *games::Go::Create(9);
+  absl::StatusOr<std::unique_ptr<Player<games::Go>>> gnugo =
+      MakePlayer<games::Go>("gnugo:0", game, 1);
+  ASSERT_TRUE(gnugo.ok()) << gnugo.status();
+  for (const char* move : {"E5", "pass", "C3"}) game.Apply(*game.ParseAction(move));
+  for (int ply = 0; ply < 6 && !game.IsTerminal(); ++ply) {
+    absl::StatusOr<int> action = (*gnugo)->ChooseAction(game);
+    ASSERT_TRUE(action.ok()) << "ply " << ply << ": " << action.status();
+    ASSERT_TRUE(action.value() == kResignAction || game.IsLegal(*action)) << *action;
+    if (*action == kResignAction) break;
+    game.Apply(*action);
+  }
+  EXPECT_GE(game.NumMoves(), 4);
+
+  // A new game in which Black captured a White stone out of GNU Go's sight: the same board with
+  // White to move is rebuilt with a pass in place of the captured stone.
+  games::Go captured = *games::Go::Create(9);
+  for (const char* move : {"B9", "A9", "A8"}) captured.Apply(*captured.ParseAction(move));
+  ASSERT_EQ(captured.StoneAt(0, 0), -1);  // A9 was taken
+  absl::StatusOr<int> reply = (*gnugo)->ChooseAction(captured);
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_TRUE(*reply == kResignAction || captured.IsLegal(*reply)) << *reply;
+}
+
 }  // namespace
 }  // namespace zf::cli

@@ -296,7 +296,50 @@ def staleness():
     return d
 
 
-DASHBOARDS = [fleet, inference, replay, learner, staleness]
+def strength():
+    d = Dashboard("zf-strength", "zerofleet / Strength",
+                  "Playing strength over time from the evaluator (zf evaluator, or zf run's): "
+                  "Elo of the newest and best versions with 95% intervals (random = 0), the "
+                  "versions rated, best and served, games by result and gate decisions.")
+    elo = 'zf_evaluator_elo{{which="{}",bound="{}"}}'
+    d.panel("Elo of the newest rated version (95% interval)", [
+        (elo.format("newest", "estimate"), "newest {{instance}}"),
+        (elo.format("newest", "lower"), "lower {{instance}}"),
+        (elo.format("newest", "upper"), "upper {{instance}}"),
+    ], description="All evaluation games rated at once (BayesElo's model, anchored at random = "
+                   "0); a version's rating moves as later versions play it.")
+    d.panel("Elo of the best version (95% interval)", [
+        (elo.format("best", "estimate"), "best {{instance}}"),
+        (elo.format("best", "lower"), "lower {{instance}}"),
+        (elo.format("best", "upper"), "upper {{instance}}"),
+    ], description="The best: with --gate the last version the SPRT accepted, otherwise the "
+                   "highest-rated version whose network is still kept.")
+    d.panel("Versions: published, rated, best and served", [
+        ("max(zf_learner_published_version)", "published by learner"),
+        ('zf_evaluator_version{which="newest"}', "newest rated {{instance}}"),
+        ('zf_evaluator_version{which="best"}', "best {{instance}}"),
+        ("zf_inference_model_version", "served by {{instance}}"),
+    ])
+    d.panel("Elo gap: best minus newest", [
+        (f'{elo.format("best", "estimate")} - ignoring(which) {elo.format("newest", "estimate")}',
+         "{{instance}}"),
+    ], description="Above 0 the newest version rates below the best; ZfStrengthDropped fires "
+                   "when even its upper bound is 100 Elo below for 30 minutes over 3 versions.")
+    d.panel("Evaluation games per 10 minutes by result (newer version's view)", [
+        ("sum by (result) (increase(zf_evaluator_games_total[10m]))", "{{result}}"),
+    ], stack=True)
+    d.panel("Gate decisions per hour", [
+        ("sum by (decision) (increase(zf_evaluator_gate_decisions_total[1h]))", "{{decision}}"),
+    ], description="Only with --gate: each new version is accepted (then served) or rejected "
+                   "by an SPRT against the best.")
+    d.panel("Resignation false positives (played-out would-be resignations)", [
+        ("zf_actor_resign_false_positive_ratio", "{{instance}}"),
+    ], unit="percentunit", max_value=1, width=24,
+        description="ZfResignFalsePositives fires above 5% for 15 minutes.")
+    return d
+
+
+DASHBOARDS = [fleet, inference, replay, learner, staleness, strength]
 
 
 def render():

@@ -2,7 +2,9 @@
 """Validates deploy/compose with `docker-compose config` (alone and with the GPU override) and
 checks the resolved services: flags and ports agree with fleet_spec.py, gRPC health checks on
 every server, start order on health, one volume per stateful service, grace periods, GPU
-reservations only in the override, and that Prometheus scrapes exactly the compose services.
+reservations only in the override, the gating override (the evaluator serves accepted versions,
+inference loads from it, nothing else changes), and that Prometheus scrapes exactly the compose
+services.
 
     deploy/tests/check_compose.py [--docker-compose docker-compose] [--zf build/cli/zf]
 
@@ -18,20 +20,22 @@ import sys
 
 import yaml
 
-from fleet_spec import (COMPONENTS, GRACE_MARGIN_S, Checker, check_against_binary, parse_flags,
-                        port_of)
+from fleet_spec import (COMPONENTS, GATE_GRPC, GRACE_MARGIN_S, Checker, check_against_binary,
+                        parse_flags, port_of)
 
 DEPLOY = pathlib.Path(__file__).resolve().parents[1]
 BASE = DEPLOY / "compose" / "docker-compose.yml"
 GPU = DEPLOY / "compose" / "docker-compose.gpu.yml"
 TLS = DEPLOY / "compose" / "docker-compose.tls.yml"
+GATE = DEPLOY / "compose" / "docker-compose.gate.yml"
 SKIP = 77
 SERVICES = {"inference": "inference", "replay-0": "replay", "replay-1": "replay",
-            "learner": "learner", "actor": "actor"}
+            "learner": "learner", "actor": "actor", "evaluator": "evaluator"}
 # Who must be healthy before whom.
 DEPENDS = {"learner": {"replay-0", "replay-1"}, "inference": {"learner"},
-           "actor": {"inference", "replay-0", "replay-1"}, "grafana": {"prometheus"}}
-STATEFUL = {"replay-0", "replay-1", "learner"}
+           "actor": {"inference", "replay-0", "replay-1"}, "evaluator": {"learner"},
+           "grafana": {"prometheus"}}
+STATEFUL = {"replay-0", "replay-1", "learner", "evaluator"}
 
 
 def seconds(duration):
@@ -130,6 +134,10 @@ def check_fleet(c, label, config, gpu, used_flags):
              f"{label}: actor --inference")
     c.expect(flag("inference", "model_service") == f"learner:{COMPONENTS['learner']['grpc']}",
              f"{label}: inference --model_service")
+    c.expect(flag("evaluator", "model_service") == f"learner:{COMPONENTS['learner']['grpc']}",
+             f"{label}: evaluator --model_service")
+    c.expect(flag("evaluator", "gate") is None, f"{label}: the evaluator gates only with "
+             "docker-compose.gate.yml")
     for name, dependency_names in DEPENDS.items():
         for dependency in dependency_names:
             c.expect("healthcheck" in services.get(dependency, {}),
@@ -166,6 +174,43 @@ def check_tls(c, config, base):
         # Everything else is the base file's.
         c.expect(base is None or service.get("command") == base["services"][name].get("command"),
                  f"{where}: the override changes the command line")
+
+
+def check_gate(c, config, base, used_flags):
+    """The gating override: the evaluator adds --gate and its SPRT flags and serves on GATE_GRPC
+    with a health check; inference loads from it and waits for it; nothing else changes."""
+    services = config["services"]
+    try:
+        _, evaluator = parse_flags(services["evaluator"]["command"])
+        _, base_evaluator = parse_flags(base["services"]["evaluator"]["command"])
+        _, inference = parse_flags(services["inference"]["command"])
+        _, base_inference = parse_flags(base["services"]["inference"]["command"])
+    except (KeyError, ValueError, IndexError) as error:
+        c.expect(False, f"compose+gate: {error}")
+        return
+    used_flags.setdefault("evaluator", set()).update(evaluator)
+    added = {k: v for k, v in evaluator.items() if base_evaluator.get(k) != v}
+    c.expect(set(added) == {"gate", "gate_listen", "sprt_elo0", "sprt_elo1", "max_gate_games"}
+             and added["gate"] == "true" and port_of(added["gate_listen"]) == GATE_GRPC,
+             f"compose+gate/evaluator: adds --gate --gate_listen=:{GATE_GRPC} and SPRT flags "
+             f"only, got {added}")
+    c.expect(base_evaluator.items() <= evaluator.items(),
+             "compose+gate/evaluator: keeps the base command's flags")
+    test = services["evaluator"].get("healthcheck", {}).get("test", [])
+    c.expect(test == ["CMD", "zf", "health", f"--target=localhost:{GATE_GRPC}"],
+             f"compose+gate/evaluator: gRPC health check on {GATE_GRPC}, got {test}")
+    changed = {k for k in set(inference) | set(base_inference)
+               if inference.get(k) != base_inference.get(k)}
+    c.expect(changed == {"model_service"} and
+             inference["model_service"] == f"evaluator:{GATE_GRPC}",
+             f"compose+gate/inference: only --model_service changes, to evaluator:{GATE_GRPC}; "
+             f"changed {sorted(changed)}")
+    depends = services["inference"].get("depends_on", {})
+    c.expect(depends.get("evaluator", {}).get("condition") == "service_healthy",
+             "compose+gate/inference: starts after the evaluator is healthy")
+    for name in set(SERVICES) - {"evaluator", "inference"}:
+        c.expect(services[name].get("command") == base["services"][name].get("command"),
+                 f"compose+gate/{name}: the override changes its command")
 
 
 def check_prometheus_targets(c):
@@ -209,6 +254,9 @@ def main():
         configs[label] = config
     try:
         check_tls(c, compose_config(tool, [BASE, TLS]), configs.get("compose"))
+        if "compose" in configs:
+            check_gate(c, compose_config(tool, [BASE, GATE]), configs["compose"], used_flags)
+            compose_config(tool, [BASE, GATE, TLS])  # the two overrides together resolve
     except RuntimeError as error:
         c.expect(False, str(error))
     check_prometheus_targets(c)

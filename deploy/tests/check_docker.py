@@ -15,7 +15,7 @@ import sys
 
 import yaml
 
-from fleet_spec import COMPONENTS, Checker
+from fleet_spec import COMPONENTS, GATE_GRPC, Checker
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOCKER = ROOT / "deploy" / "docker"
@@ -65,6 +65,7 @@ def check_dockerfile(c, name, base_pattern):
              f"{name}: user zerofleet has uid {USER_ID}")
     exposed = {int(p) for w, r in runtime if w == "EXPOSE" for p in r.split()}
     ports = {spec[k] for spec in COMPONENTS.values() for k in ("grpc", "metrics") if spec[k]}
+    ports.add(GATE_GRPC)
     c.expect(exposed == ports, f"{name}: EXPOSE {sorted(exposed)} != {sorted(ports)}")
     c.expect(("ENTRYPOINT", '["/usr/local/bin/zf"]') in runtime, f"{name}: zf is the entry point")
 

@@ -21,7 +21,8 @@ from fleet_spec import METRICS, PROMETHEUS_SERIES, Checker, metric_names
 
 GRAFANA = pathlib.Path(__file__).resolve().parents[1] / "grafana"
 # Stable uids: links and bookmarks use them, so they never change.
-EXPECTED_UIDS = {"zf-fleet", "zf-inference", "zf-replay", "zf-learner", "zf-staleness"}
+EXPECTED_UIDS = {"zf-fleet", "zf-inference", "zf-replay", "zf-learner", "zf-staleness",
+                 "zf-strength"}
 # What each dashboard must show (a metric family each of its topics needs).
 MUST_SHOW = {
     "zf-fleet": {"zf_actor_games_total", "zf_actor_leaf_evaluations_total",
@@ -35,6 +36,8 @@ MUST_SHOW = {
                    "zf_learner_data_wait_seconds_total", "zf_learner_published_version"},
     "zf-staleness": {"zf_learner_published_version", "zf_inference_model_version",
                      "zf_actor_model_version"},
+    "zf-strength": {"zf_evaluator_elo", "zf_evaluator_version", "zf_inference_model_version",
+                    "zf_evaluator_games_total", "zf_evaluator_gate_decisions_total"},
 }
 
 

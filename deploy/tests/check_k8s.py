@@ -17,16 +17,17 @@ import sys
 
 import yaml
 
-from fleet_spec import (COMPONENTS, GRACE_MARGIN_S, Checker, check_against_binary, parse_flags,
-                        port_of)
+from fleet_spec import (COMPONENTS, GATE_GRPC, GRACE_MARGIN_S, Checker, check_against_binary,
+                        parse_flags, port_of)
 
 K8S = pathlib.Path(__file__).resolve().parents[1] / "k8s"
-OVERLAYS = ["cpu", "gpu", "cpu-tls"]
+OVERLAYS = ["cpu", "gpu", "cpu-tls", "cpu-gate"]
 TLS_OVERLAYS = {"cpu-tls"}  # components/tls: mutual TLS, probes run `zf health` over it
+GATE_OVERLAYS = {"cpu-gate"}  # components/gate: the evaluator serves the accepted versions
 SKIP = 77
 WORKLOAD_KINDS = {"inference": "Deployment", "replay": "StatefulSet", "learner": "StatefulSet",
-                  "actor": "Deployment"}
-STATEFUL = {"replay", "learner"}  # keep state on a volume mounted at /data
+                  "actor": "Deployment", "evaluator": "StatefulSet"}
+STATEFUL = {"replay", "learner", "evaluator"}  # keep state on a volume mounted at /data
 
 
 def render(kubectl, overlay):
@@ -76,6 +77,7 @@ def check_overlay(c, overlay, objects, used_flags):
     configmaps = kinds.get("ConfigMap", {})
     services = kinds.get("Service", {})
     pods = {}  # component -> (workload, pod template)
+    gated = overlay in GATE_OVERLAYS
     for component, spec in COMPONENTS.items():
         name = f"zf-{component}"
         kind = WORKLOAD_KINDS[component]
@@ -141,7 +143,19 @@ def check_overlay(c, overlay, objects, used_flags):
         if "metrics_listen" in flags:
             c.expect(port_of(flags["metrics_listen"]) == spec["metrics"],
                      f"{where}: --metrics_listen port is {spec['metrics']}")
-        if spec["grpc"] is not None:
+        if component == "evaluator":
+            gate = {k: flags.get(k) for k in ("gate", "gate_listen")}
+            c.expect(gate == ({"gate": "true", "gate_listen": f"0.0.0.0:{GATE_GRPC}"} if gated
+                              else {"gate": None, "gate_listen": None}),
+                     f"{where}: gate flags {gate} ({'gated' if gated else 'not gated'})")
+            c.expect(flags.get("model_service") == f"zf-learner:{COMPONENTS['learner']['grpc']}",
+                     f"{where}: --model_service names the learner Service")
+        if component == "evaluator" and gated:
+            c.expect(ports == {"metrics": spec["metrics"], "grpc": GATE_GRPC},
+                     f"{where}: containerPorts metrics and grpc {GATE_GRPC}, got {ports}")
+            for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+                check_probe(c, f"{where}: {probe}", container.get(probe), GATE_GRPC, kind="exec")
+        elif spec["grpc"] is not None:
             c.expect(ports.get("grpc") == spec["grpc"], f"{where}: containerPort grpc")
             if "listen" in flags:
                 c.expect(port_of(flags["listen"]) == spec["grpc"],
@@ -193,7 +207,7 @@ def check_overlay(c, overlay, objects, used_flags):
 
         # Services: select this component's pods and point at its named ports.
         service = services.get(name)
-        if spec["grpc"] is None:
+        if spec["grpc"] is None and component not in STATEFUL:
             c.expect(service is None, f"{where}: actors need no Service")
             continue
         if not c.expect(service is not None, f"{overlay}/Service/{name}: missing"):
@@ -201,10 +215,18 @@ def check_overlay(c, overlay, objects, used_flags):
         c.expect(selects(service["spec"].get("selector"), labels),
                  f"{overlay}/Service/{name}: selector does not match the pods")
         service_ports = {p["name"]: p for p in service["spec"]["ports"]}
-        for port_name in ("grpc", "metrics"):
+        expected_ports = {"metrics": spec["metrics"]}
+        if spec["grpc"] is not None:
+            expected_ports["grpc"] = spec["grpc"]
+        elif component == "evaluator" and gated:
+            expected_ports["grpc"] = GATE_GRPC
+        c.expect(set(service_ports) == set(expected_ports),
+                 f"{overlay}/Service/{name}: ports {sorted(service_ports)}, expected "
+                 f"{sorted(expected_ports)}")
+        for port_name, number in expected_ports.items():
             p = service_ports.get(port_name, {})
-            c.expect(p.get("port") == spec[port_name] and p.get("targetPort") == port_name,
-                     f"{overlay}/Service/{name}: port {port_name} {spec[port_name]} -> {port_name}")
+            c.expect(p.get("port") == number and p.get("targetPort") == port_name,
+                     f"{overlay}/Service/{name}: port {port_name} {number} -> {port_name}")
 
     # Addresses between components.
     if {"replay", "learner", "actor", "inference"} <= pods.keys():
@@ -225,8 +247,11 @@ def check_overlay(c, overlay, objects, used_flags):
                          f"{overlay}/actor: --inference names the inference Service")
         inference = pods["inference"][1]["spec"]["containers"][0]
         _, flags = parse_flags([a for a in inference["args"] if "$(" not in a])
-        c.expect(flags.get("model_service") == f"zf-learner:{COMPONENTS['learner']['grpc']}",
-                 f"{overlay}/inference: --model_service names the learner Service")
+        source = (f"zf-evaluator:{GATE_GRPC}" if gated
+                  else f"zf-learner:{COMPONENTS['learner']['grpc']}")
+        c.expect(flags.get("model_service") == source,
+                 f"{overlay}/inference: --model_service is {source}, got "
+                 f"{flags.get('model_service')}")
 
     # Every setting of the run ConfigMap is used by some container (no dead configuration).
     referenced = set()

@@ -39,7 +39,23 @@ COMPONENTS = {
         # --games=0: play until SIGTERM (the flag's default, 10, is for `zf match`).
         "required": {"game", "inference", "replay", "metrics_listen", "games"},
     },
+    # One replica: it owns the run's evaluation log (its volume). It serves gRPC only with
+    # --gate (GATE_GRPC: the accepted versions as a model service for the inference servers);
+    # drain: it finishes the evaluation game in progress.
+    "evaluator": {
+        "grpc": None, "metrics": 9700, "drain_s": 60,
+        "flags": {"game", "model_service", "dir", "anchors", "eval_sims_per_move",
+                  "games_per_opponent", "opening_moves", "seed", "gate", "sprt_elo0",
+                  "sprt_elo1", "sprt_alpha", "sprt_beta", "max_gate_games", "gate_listen",
+                  "metrics_listen"},
+        "required": {"game", "model_service", "dir", "metrics_listen"},
+    },
 }
+# The evaluator's gRPC port when it gates (docker-compose.gate.yml, k8s components/gate).
+GATE_GRPC = 7700
+# Flags the gate adds to the evaluator's command line; inference's --model_service then names
+# the evaluator instead of the learner.
+GATE_FLAGS = {"gate": "true", "gate_listen": f"0.0.0.0:{GATE_GRPC}"}
 GRACE_MARGIN_S = 10
 
 # Metric names the processes export (families; histograms add _bucket/_sum/_count). Inference and
@@ -74,6 +90,9 @@ METRICS = {
     "zf_learner_steps_total", "zf_learner_samples_total", "zf_learner_loss",
     "zf_learner_learning_rate", "zf_learner_published_version",
     "zf_learner_data_wait_seconds_total", "zf_learner_step_seconds",
+    # evaluator (evaluator/evaluator.cc)
+    "zf_evaluator_games_total", "zf_evaluator_elo", "zf_evaluator_version",
+    "zf_evaluator_gate_decisions_total",
     # every gRPC server under mutual TLS (common/grpc/authorization.cc)
     "zf_grpc_server_calls_denied_total",
 }
@@ -100,7 +119,7 @@ def parse_flags(args):
     """['replay', '--listen=0.0.0.0:7400', ...] -> ('replay', {'listen': '0.0.0.0:7400', ...})."""
     command, flags = args[0], {}
     for arg in args[1:]:
-        match = re.fullmatch(r"--([a-z_]+)=(.*)", arg)
+        match = re.fullmatch(r"--([a-z][a-z0-9_]*)=(.*)", arg)
         if not match:
             raise ValueError(f"argument {arg!r} is not --flag=value")
         if match.group(1) in flags:
@@ -123,7 +142,7 @@ def binary_flags(zf, command):
     text = result.stdout + result.stderr
     if result.returncode != 0 or "flags:" not in text:
         return None
-    return set(re.findall(r"^\s+--([a-z_]+)\b", text, flags=re.MULTILINE))
+    return set(re.findall(r"^\s+--([a-z][a-z0-9_]*)\b", text, flags=re.MULTILINE))
 
 
 class Checker:
