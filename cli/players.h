@@ -185,8 +185,8 @@ class GnuGoPlayer final : public Player<games::Go> {
   }
 
   // Returns: GNU Go's move or kResignAction; FailedPrecondition for a position neither one
-  // move on from the previous one nor rebuildable from the empty board; Internal if GNU Go plays what these rules call illegal; Unavailable if GNU Go
-  // died.
+  // move on from the previous one nor rebuildable from the empty board; Internal if GNU Go
+  // plays what these rules call illegal; Unavailable if GNU Go died.
   absl::StatusOr<int> ChooseAction(const games::Go& game) override {
     ZF_RETURN_IF_ERROR(CatchUp(game));
     const char* color = game.ToPlay() == 0 ? "black" : "white";
