@@ -235,9 +235,9 @@ class GnuGoPlayer final : public Player<games::Go> {
       known_ = empty_;
       int budget = kRebuildBudget;
       if (!FindPath(known_, game, game.NumMoves(), &path, &budget)) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "gnugo: cannot rebuild the position after move ", game.NumMoves(),
-            " from the empty board by placing its stones"));
+        return absl::FailedPreconditionError(
+            absl::StrCat("gnugo: cannot rebuild the position after move ", game.NumMoves(),
+                         " from the empty board by placing its stones"));
       }
     }
     for (int action : path) {
