@@ -5,11 +5,14 @@
 #include <iostream>
 
 #include "absl/flags/commandlineflag.h"
+#include "absl/flags/flag.h"
 #include "absl/flags/reflection.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "cli/common_flags.h"
+#include "common/log_file.h"
 
 namespace zf::cli {
 namespace {
@@ -48,7 +51,8 @@ absl::Status ParseCommandFlags(const Command& command, const std::vector<std::st
     } else {
       name = std::string(body);
     }
-    absl::CommandLineFlag* flag = Accepts(command, name) ? absl::FindCommandLineFlag(name) : nullptr;
+    absl::CommandLineFlag* flag =
+        Accepts(command, name) ? absl::FindCommandLineFlag(name) : nullptr;
     // --noNAME turns a boolean flag off.
     if (flag == nullptr && !has_value && absl::StartsWith(name, "no") &&
         Accepts(command, name.substr(2))) {
@@ -144,6 +148,13 @@ int Main(int argc, char** argv) {
   if (help) {
     std::cout << CommandHelp(*command);
     return kExitOk;
+  }
+  // --log_file (the long-running roles): everything to the file, warnings and errors to stderr.
+  if (status.ok() &&
+      std::find(command->flags.begin(), command->flags.end(), "log_file") != command->flags.end()) {
+    if (const std::string path = absl::GetFlag(FLAGS_log_file); !path.empty() && path != "-") {
+      status = logging::LogToFile(path);
+    }
   }
   if (status.ok()) status = command->run(positional);
   if (status.ok()) return kExitOk;

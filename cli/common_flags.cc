@@ -44,7 +44,16 @@ ABSL_FLAG(std::string, tls_server_name, "",
           "the name servers' certificates must carry, when not the host of the address dialled");
 ABSL_FLAG(int, tls_reload_s, 10, "seconds between reads of the TLS files (certificate rotation)");
 
+ABSL_FLAG(std::string, log_file, "",
+          "append log lines to this file; stderr then keeps only warnings and errors (zf run: "
+          "default RUN_DIR/zf.log, '-' for everything on stderr)");
+
 namespace zf::cli {
+
+std::vector<std::string> WithLogFileFlag(std::vector<std::string> flags) {
+  flags.push_back("log_file");
+  return flags;
+}
 
 std::vector<std::string> WithTlsFlags(std::vector<std::string> flags) {
   for (const char* f :

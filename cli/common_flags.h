@@ -28,8 +28,13 @@ ABSL_DECLARE_FLAG(std::string, tls_ca);
 ABSL_DECLARE_FLAG(std::string, tls_client_ca);
 ABSL_DECLARE_FLAG(std::string, tls_server_name);
 ABSL_DECLARE_FLAG(int, tls_reload_s);
+ABSL_DECLARE_FLAG(std::string, log_file);
 
 namespace zf::cli {
+
+// `flags` plus --log_file, for the long-running roles (zf main applies it before the command
+// runs; `zf run` defaults it to RUN_DIR/zf.log itself).
+std::vector<std::string> WithLogFileFlag(std::vector<std::string> flags);
 
 // `flags` plus the TLS flags, for every command that runs a gRPC server or client.
 std::vector<std::string> WithTlsFlags(std::vector<std::string> flags);

@@ -102,6 +102,11 @@ void ModelWatcher::Record(absl::Status status, int64_t ModelWatcherStats::*count
   if (!status.ok()) stats_.last_error = std::move(status);
 }
 
+bool ModelWatcher::Stopping() {
+  absl::MutexLock lock(&mu_);
+  return stopped_;
+}
+
 void ModelWatcher::Loop() {
   int failures = 0;
   bool first = true;
@@ -162,6 +167,10 @@ void ModelWatcher::Handle(const ModelVersion& version) {
     return;
   }
   absl::StatusOr<std::string> path = Fetch(version);
+  if (!path.ok() && Stopping()) {  // Stop() cancelled the fetch: a normal shutdown, no error
+    ZF_LOG(INFO) << "model watcher: stopped while fetching version " << version.version();
+    return;
+  }
   if (!path.ok()) {
     ZF_LOG(ERROR) << "model watcher: fetching version " << version.version() << ": "
                   << path.status();
@@ -173,7 +182,7 @@ void ModelWatcher::Handle(const ModelVersion& version) {
   absl::Status reloaded = options_.reload(*path);
   std::remove(path->c_str());
   if (reloaded.ok()) {
-    ZF_LOG(INFO) << "model watcher: now serving version " << version.version();
+    ZF_LOG(INFO) << "model watcher: loaded version " << version.version();
     if (reloads_ok_ != nullptr) reloads_ok_->Increment();
     Record(absl::OkStatus(), &ModelWatcherStats::loaded);
   } else {

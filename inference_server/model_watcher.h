@@ -90,6 +90,8 @@ class ModelWatcher {
   // Registers `context` as in flight; false if stopped (then do not start the call).
   bool Begin(grpc::ClientContext* context) ABSL_LOCKS_EXCLUDED(mu_);
   void End() ABSL_LOCKS_EXCLUDED(mu_);
+  // Whether Stop() was called.
+  bool Stopping() ABSL_LOCKS_EXCLUDED(mu_);
   void Record(absl::Status status, int64_t ModelWatcherStats::*counter) ABSL_LOCKS_EXCLUDED(mu_);
 
   const ModelWatcherOptions options_;

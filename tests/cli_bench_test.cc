@@ -19,6 +19,7 @@ namespace zf {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::zf::testing::ExpectUsageError;
 using ::zf::testing::ProcessResult;
 using ::zf::testing::Zf;
@@ -94,8 +95,21 @@ TEST(CliBenchTest, InferenceTable) {
           "--max_batch", "2", "--streams", "1", "--baseline_threads", "1", "--seconds", "0.1"});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_THAT(r.stdout_text, HasSubstr("(1) raw forward pass"));
+  EXPECT_THAT(r.stdout_text, HasSubstr("served over tcp"));
   EXPECT_THAT(r.stdout_text, HasSubstr("serving efficiency"));
   EXPECT_THAT(r.stdout_text, HasSubstr("batching speedup"));
+}
+
+// Served over a Unix domain socket: answers arrive; a transport other than tcp or unix is refused.
+TEST(CliBenchTest, InferenceOverAUnixSocket) {
+  ProcessResult r = Zf({"bench", "inference", "--game", "tictactoe", "--blocks", "1", "--filters",
+                        "8", "--max_batch", "4", "--streams", "2", "--baseline_threads", "1",
+                        "--seconds", "0.2", "--transport", "unix", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stdout_text, HasSubstr("\"transport\": \"unix\""));
+  EXPECT_THAT(r.stdout_text, Not(HasSubstr("\"evals_per_sec\": 0.0,")));
+  ExpectUsageError({"bench", "inference", "--transport", "pigeon"},
+                   "--transport must be tcp or unix");
 }
 
 TEST(CliBenchTest, ReplayJsonHasTheRequiredFields) {

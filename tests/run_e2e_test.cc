@@ -5,6 +5,7 @@
 // the documentation promises, and that --resume continues the run with newer versions.
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -64,6 +65,14 @@ TEST(RunE2eTest, TheWholeLoopTrainsAndServesNewVersionsAndResumes) {
   EXPECT_THAT(r.stdout_text, HasSubstr("peak resident memory"));
   EXPECT_THAT(r.stdout_text, HasSubstr("final evaluation v"));
   EXPECT_THAT(r.stdout_text, HasSubstr("bottleneck"));  // the zf top view, in-process
+  // The components' informational lines went to DIR/zf.log; a normal stop printed no error
+  // (and no other log line) on the terminal.
+  EXPECT_THAT(r.stdout_text, HasSubstr(", log " + dir + "/zf.log"));
+  EXPECT_EQ(r.stderr_text, "") << "a normal run and stop printed log lines on stderr";
+  std::ifstream log_file(dir + "/zf.log");
+  const std::string log((std::istreambuf_iterator<char>(log_file)),
+                        std::istreambuf_iterator<char>());
+  EXPECT_THAT(log, HasSubstr("learner: published version")) << "DIR/zf.log lacks the learner";
 
   // The run directory.
   EXPECT_TRUE(fs::exists(dir + "/run.json"));

@@ -678,9 +678,10 @@ std::vector<Command> ActorCommands() {
        "zf actor --game G --inference ADDR (--out DIR | --replay ADDR1,ADDR2,...) [--workers N] "
        "[--games_per_worker N] [--sims N] [--games N (0 = until SIGINT/SIGTERM)] "
        "[--metrics_listen ADDR] [--acked_log FILE] [--seed S] [--json]",
-       WithTlsFlags({"game", "inference", "out", "replay", "workers", "games_per_worker", "sims",
-                     "games", "metrics_listen", "acked_log", "seed", "json", "local", "checkpoint",
-                     "blocks", "filters", "device", "precision", "cuda_graphs"}),
+       WithLogFileFlag(
+           WithTlsFlags({"game", "inference", "out", "replay", "workers", "games_per_worker",
+                         "sims", "games", "metrics_listen", "acked_log", "seed", "json", "local",
+                         "checkpoint", "blocks", "filters", "device", "precision", "cuda_graphs"})),
        RunActor},
       {"games",
        "'dump FILE': print every game record of a .zfgames file",

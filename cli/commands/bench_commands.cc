@@ -16,6 +16,9 @@
 ABSL_FLAG(int, streams, 8, "bench inference: concurrent gRPC client streams (1..1024)");
 ABSL_FLAG(int, rows, 2, "bench inference: positions per request (1..4096)");
 ABSL_FLAG(int, in_flight, 2, "bench inference: requests in flight per stream (1..64)");
+ABSL_FLAG(std::string, transport, "tcp",
+          "bench inference: the clients' wire to the server, tcp (loopback) or unix (a Unix "
+          "domain socket)");
 ABSL_FLAG(int, baseline_threads, 8,
           "bench inference: threads of the batch-1 baseline, each with its own model (1..256)");
 ABSL_FLAG(int, intra_op_threads, 1, "bench inference: LibTorch intra-op threads (1..256)");
@@ -42,7 +45,8 @@ std::vector<std::string> BenchFlags() {
   return {"blocks",       "filters",          "max_batch",        "streams",      "rows",
           "in_flight",    "baseline_threads", "intra_op_threads", "capacity",     "inserters",
           "dir",          "device",           "precision",        "cuda_graphs",  "peak_tflops",
-          "idle_streams", "slow_sockets",     "abandoned",        "well_behaved", "max_rss_mib"};
+          "idle_streams", "slow_sockets",     "abandoned",        "well_behaved", "max_rss_mib",
+          "transport"};
 }
 
 absl::Status RunBenchAbuse() {
@@ -73,6 +77,7 @@ absl::Status RunBenchInference() {
   options.streams = absl::GetFlag(FLAGS_streams);
   options.rows = absl::GetFlag(FLAGS_rows);
   options.in_flight = absl::GetFlag(FLAGS_in_flight);
+  options.transport = absl::GetFlag(FLAGS_transport);
   options.baseline_threads = absl::GetFlag(FLAGS_baseline_threads);
   options.intra_op_threads = absl::GetFlag(FLAGS_intra_op_threads);
   options.seconds = absl::GetFlag(FLAGS_seconds);

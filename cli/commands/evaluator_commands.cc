@@ -312,10 +312,10 @@ std::vector<Command> EvaluatorCommands() {
        "the best version; --gate serves only SPRT-accepted versions",
        "zf evaluator --game G --model_service HOST:PORT --dir RUN_DIR [--anchors A,B] "
        "[--gate --gate_listen HOST:PORT] [--metrics_listen HOST:PORT]",
-       WithTlsFlags({"game", "model_service", "dir", "anchors", "eval_sims_per_move",
-                     "games_per_opponent", "opening_moves", "seed", "gate", "sprt_elo0",
-                     "sprt_elo1", "sprt_alpha", "sprt_beta", "max_gate_games", "gate_listen",
-                     "metrics_listen"}),
+       WithLogFileFlag(WithTlsFlags(
+           {"game", "model_service", "dir", "anchors", "eval_sims_per_move", "games_per_opponent",
+            "opening_moves", "seed", "gate", "sprt_elo0", "sprt_elo1", "sprt_alpha", "sprt_beta",
+            "max_gate_games", "gate_listen", "metrics_listen"})),
        RunEvaluator},
   };
 }

@@ -205,9 +205,9 @@ std::vector<Command> InferenceCommands() {
        "[--seed S]) [--max_batch N] [--max_delay_us N] [--workers N] [--metrics_listen ADDR] "
        "[--model_service ADDR] [--device cpu|cuda|cuda:N|auto] [--precision auto|fp32|bf16|fp16] "
        "[--cuda_graphs=true|false]",
-       WithTlsFlags({"listen", "checkpoint", "game", "blocks", "filters", "seed", "max_batch",
-                     "max_delay_us", "workers", "metrics_listen", "model_service", "device",
-                     "precision", "cuda_graphs"}),
+       WithLogFileFlag(WithTlsFlags({"listen", "checkpoint", "game", "blocks", "filters", "seed",
+                                     "max_batch", "max_delay_us", "workers", "metrics_listen",
+                                     "model_service", "device", "precision", "cuda_graphs"})),
        RunInference},
   };
 }

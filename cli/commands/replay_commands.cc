@@ -165,8 +165,9 @@ std::vector<Command> ReplayCommands() {
        "zf replay --listen ADDR --dir DIR --capacity N [--min_size_to_sample N] "
        "[--samples_per_insert X] [--error_buffer X] [--metrics_listen ADDR]\n"
        "       zf replay ls --dir DIR [--json]   (the game ids the shard's log holds)",
-       WithTlsFlags({"listen", "dir", "capacity", "min_size_to_sample", "samples_per_insert",
-                     "error_buffer", "metrics_listen", "json"}),
+       WithLogFileFlag(
+           WithTlsFlags({"listen", "dir", "capacity", "min_size_to_sample", "samples_per_insert",
+                         "error_buffer", "metrics_listen", "json"})),
        RunReplay},
   };
 }

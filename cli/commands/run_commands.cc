@@ -57,6 +57,7 @@
 #include "cli/players.h"
 #include "cli/serving_model.h"
 #include "cli/top/fleet_view.h"
+#include "common/log_file.h"
 #include "common/logging.h"
 #include "common/metrics/build_info.h"
 #include "common/metrics/metrics_server.h"
@@ -434,9 +435,17 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   const model::NetworkShape shape = games::VisitGame(game, [&](const auto& g) {
     return model::NetworkShapeForGame(g, config.blocks, config.filters);
   });
-  std::cout << absl::StrFormat("zf run: %s, network %dx%d, %d replay shards, run directory %s%s",
+  // The components' informational lines go to DIR/zf.log; the terminal keeps progress, warnings
+  // and errors. --log_file names another file ('-': everything on stderr, as before).
+  std::string log_file = absl::GetFlag(FLAGS_log_file);
+  if (log_file.empty()) {
+    log_file = dir + "/zf.log";
+    ZF_RETURN_IF_ERROR(logging::LogToFile(log_file));
+  }
+  std::cout << absl::StrFormat("zf run: %s, network %dx%d, %d replay shards, run directory %s%s%s",
                                game.name, config.blocks, config.filters, config.shards, dir,
-                               resume ? " (resumed)" : "")
+                               resume ? " (resumed)" : "",
+                               log_file == "-" ? "" : absl::StrCat(", log ", log_file))
             << std::endl;
 
   Fleet fleet;
@@ -805,8 +814,9 @@ std::vector<Command> RunCommands() {
        "[--eval_vs SPEC,...] [--eval_games N] [--eval_sims N] [--progress_s S] [--fleet_view] "
        "[--metrics_listen ADDR] [--seed S]\n"
        "  zf run --resume --dir DIR [--minutes M]",
-       {"game", "dir", "minutes", "resume", "net", "shards", "selfplay_sims", "eval_vs",
-        "eval_games", "eval_sims", "progress_s", "fleet_view", "metrics_listen", "seed"},
+       WithLogFileFlag({"game", "dir", "minutes", "resume", "net", "shards", "selfplay_sims",
+                        "eval_vs", "eval_games", "eval_sims", "progress_s", "fleet_view",
+                        "metrics_listen", "seed"}),
        RunRun},
   };
 }

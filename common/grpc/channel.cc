@@ -14,6 +14,15 @@ namespace {
 int Millis(absl::Duration d) { return static_cast<int>(absl::ToInt64Milliseconds(d)); }
 
 absl::Status CheckAddress(const std::string& address) {
+  // A Unix domain socket: "unix:PATH" (sun_path holds 107 bytes and a NUL).
+  if (absl::StartsWith(address, "unix:")) {
+    const size_t length = address.size() - 5;
+    if (length == 0 || length > 107) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "bad listen address \"", address, "\": a unix: socket path must be 1..107 bytes"));
+    }
+    return absl::OkStatus();
+  }
   size_t colon = address.rfind(':');
   int port = 0;
   if (colon == std::string::npos || colon == 0 ||

@@ -1,3 +1,6 @@
+#include <unistd.h>
+
+#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -61,6 +64,29 @@ TEST(GrpcServerTest, BadAddressesAreRefused) {
   grpc::ServerBuilder b2;
   EXPECT_THAT(StartServer("127.0.0.1:99999", WireSettings{}, &b2, &port),
               StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+// A co-located client reaches the server over a Unix domain socket ("unix:PATH").
+TEST(GrpcServerTest, ServesOnAUnixSocket) {
+  const std::string path = "/tmp/zf-grpc-test-" + std::to_string(::getpid()) + ".sock";
+  std::remove(path.c_str());
+  grpc::ServerBuilder builder;
+  ApplyServerSettings(WireSettings{}, &builder);
+  int port = 0;
+  absl::StatusOr<std::unique_ptr<grpc::Server>> server =
+      StartServer("unix:" + path, WireSettings{}, &builder, &port);
+  ASSERT_OK(server);
+  (*server)->GetHealthCheckService()->SetServingStatus(true);
+  auto stub = Health::NewStub(CreateChannel("unix:" + path));
+  grpc::Status status;
+  EXPECT_EQ(Check(*stub, &status), HealthCheckResponse::SERVING);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  (*server)->Shutdown();
+  std::remove(path.c_str());
+
+  grpc::ServerBuilder b2;
+  EXPECT_THAT(StartServer("unix:" + std::string(200, 'x'), WireSettings{}, &b2, &port),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("1..107 bytes")));
 }
 
 TEST(GrpcServerTest, MemoryQuotaBelowOneMessageIsRefused) {

@@ -43,6 +43,11 @@ LABELS = {
     "zf_replay_service_overloaded_total": [{"rpc": "insert"}],
     "zf_learner_loss": [{"head": "policy"}, {"head": "value"}, {"head": "total"}],
     "zf_build_info": [{"version": "0.1.0", "component": "test"}],
+    "zf_evaluator_elo": [{"which": w, "bound": b} for w in ("newest", "best")
+                         for b in ("estimate", "lower", "upper")],
+    "zf_evaluator_version": [{"which": "newest"}, {"which": "best"}],
+    "zf_evaluator_games_total": [{"result": r} for r in ("win", "draw", "loss")],
+    "zf_evaluator_gate_decisions_total": [{"decision": "accept"}, {"decision": "reject"}],
 }
 
 

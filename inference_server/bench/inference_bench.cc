@@ -1,9 +1,12 @@
 #include "inference_server/bench/inference_bench.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <random>
@@ -129,6 +132,10 @@ absl::Status InferenceBenchOptions::Validate() const {
   ZF_RETURN_IF_ERROR(range("in_flight", in_flight, 1, 64));
   ZF_RETURN_IF_ERROR(range("baseline_threads", baseline_threads, 1, 256));
   ZF_RETURN_IF_ERROR(range("intra_op_threads", intra_op_threads, 1, 256));
+  if (transport != "tcp" && transport != "unix") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--transport must be tcp or unix, got \"", transport, "\""));
+  }
   if (!(seconds >= 0.1 && seconds <= 600)) {
     return absl::InvalidArgumentError(absl::StrCat("--seconds must be in 0.1..600, got ", seconds));
   }
@@ -165,7 +172,13 @@ absl::StatusOr<InferenceBenchResult> RunInferenceBench(const InferenceBenchOptio
 
   // (2) the server under S streaming clients.
   InferenceServer::Options so;
-  so.listen_address = "127.0.0.1:0";
+  const std::string socket_path = absl::StrCat("/tmp/zf-bench-inference-", getpid(), ".sock");
+  so.listen_address = f.transport == "unix" ? "unix:" + socket_path : "127.0.0.1:0";
+  std::remove(socket_path.c_str());  // a file left by a killed run with the same pid
+  struct RemoveSocket {
+    ~RemoveSocket() { std::remove(path.c_str()); }
+    std::string path;
+  } remove_socket{f.transport == "unix" ? socket_path : ""};
   ZF_ASSIGN_OR_RETURN(so.backend,
                       TorchBackend::Create({.session = session, .max_batch = f.max_batch}));
   so.game = config.name;
@@ -178,7 +191,8 @@ absl::StatusOr<InferenceBenchResult> RunInferenceBench(const InferenceBenchOptio
   std::vector<std::unique_ptr<RemoteEvaluatorClient>> clients;
   for (int s = 0; s < f.streams; ++s) {
     RemoteEvaluatorClient::Options co;
-    co.target = absl::StrCat("127.0.0.1:", server->port());
+    co.target =
+        f.transport == "unix" ? "unix:" + socket_path : absl::StrCat("127.0.0.1:", server->port());
     co.input_channels = shape.input_channels;
     co.board_height = shape.board_height;
     co.board_width = shape.board_width;
@@ -287,14 +301,15 @@ std::string FormatInferenceBenchJson(const InferenceBenchResult& r) {
       "{\"device\": %s, \"precision\": %s, \"cuda_graphs\": %s, \"flops_per_position\": %d, "
       "\"peak_tflops\": %.1f, \"cpu\": %s, \"cores\": %d, \"intra_op_threads\": %d, \"game\": %s, "
       "\"shape\": %s, \"blocks\": %d, \"filters\": %d, \"raw\": [%s], \"streams\": %d, "
-      "\"rows_per_request\": %d, \"in_flight\": %d, \"max_batch\": %d, \"seconds\": %.3f, "
+      "\"rows_per_request\": %d, \"in_flight\": %d, \"max_batch\": %d, \"transport\": %s, "
+      "\"seconds\": %.3f, "
       "\"evals_per_sec\": %.1f, \"mean_batch\": %.2f, \"p50_ms\": %.3f, \"p99_ms\": %.3f, "
       "\"serving_efficiency\": %.3f, \"efficiency_at_batch\": %d, \"baseline_threads\": %d, "
       "\"baseline_evals_per_sec\": %.1f, \"batching_speedup\": %.2f}\n",
       Json(r.device), Json(r.precision), f.cuda_graphs ? "true" : "false", r.flops_per_position,
       r.peak_tflops, Json(r.cpu_model), r.cores, f.intra_op_threads, Json(r.game), Json(r.shape),
-      f.blocks, f.filters, raw_json, f.streams, f.rows, f.in_flight, f.max_batch, f.seconds,
-      r.evals_per_sec, r.mean_batch, r.p50_ms, r.p99_ms, r.serving_efficiency,
+      f.blocks, f.filters, raw_json, f.streams, f.rows, f.in_flight, f.max_batch, Json(f.transport),
+      f.seconds, r.evals_per_sec, r.mean_batch, r.p50_ms, r.p99_ms, r.serving_efficiency,
       r.efficiency_at_batch, f.baseline_threads, r.baseline_evals_per_sec, r.batching_speedup);
 }
 
@@ -314,11 +329,12 @@ std::string FormatInferenceBenchTable(const InferenceBenchResult& r) {
                                           : std::string("-")));
   }
   absl::StrAppend(
-      &out, absl::StrFormat("(2) served: %d streams x %d in flight x %d rows: %.1f evals/s, mean "
-                            "batch %.2f, p50 %.2f ms, p99 %.2f ms, serving efficiency %.2f (vs "
-                            "batch %d)\n",
-                            f.streams, f.in_flight, f.rows, r.evals_per_sec, r.mean_batch, r.p50_ms,
-                            r.p99_ms, r.serving_efficiency, r.efficiency_at_batch));
+      &out,
+      absl::StrFormat("(2) served over %s: %d streams x %d in flight x %d rows: %.1f "
+                      "evals/s, mean batch %.2f, p50 %.2f ms, p99 %.2f ms, serving "
+                      "efficiency %.2f (vs batch %d)\n",
+                      f.transport, f.streams, f.in_flight, f.rows, r.evals_per_sec, r.mean_batch,
+                      r.p50_ms, r.p99_ms, r.serving_efficiency, r.efficiency_at_batch));
   absl::StrAppend(
       &out, absl::StrFormat("(3) baseline: %d threads, own model copy each, batch 1: "
                             "%.1f evals/s; batching speedup %.2f\n",

@@ -3,7 +3,8 @@
 //
 // (1) raw: InferenceSession::Run in process, batch 1, 2, 4, ... max_batch, two threads calling
 //     at once (as the server's two workers do): positions/s.
-// (2) served: an InferenceServer (TorchBackend, max_batch N, 2 workers) on loopback and S
+// (2) served: an InferenceServer (TorchBackend, max_batch N, 2 workers) on loopback TCP or a Unix
+//     domain socket (`transport`) and S
 //     RemoteEvaluatorClients, each keeping K requests of R positions in flight for T seconds:
 //     evaluations/s, mean batch (rows per forward pass), p50/p99 request latency.
 //     serving_efficiency = (2) / (1) at the batch size nearest the mean batch.
@@ -34,6 +35,8 @@ struct InferenceBenchOptions {
   int baseline_threads = 8;  // P
   int intra_op_threads = 1;  // of the raw and served network (process-wide)
   double seconds = 3;        // measuring window of (2) and (3); (1) uses max(1, seconds/2)
+  // The wire of (2): "tcp" (127.0.0.1) or "unix" (a socket file in /tmp, removed after).
+  std::string transport = "tcp";
   // Where every network of the benchmark runs, and how (model::InferenceSession::Options).
   std::string device = "cpu";
   std::string precision = "auto";
@@ -76,7 +79,7 @@ std::string FormatInferenceBenchTable(const InferenceBenchResult& result);
 // One JSON object and '\n'. Fields: device, precision, cuda_graphs, cpu, cores,
 // intra_op_threads, game, shape, blocks, filters, flops_per_position, peak_tflops,
 // raw[{batch, evals_per_sec, tflops, peak_share}] (peak_share null when the peak is unknown),
-// streams, rows_per_request, in_flight, max_batch,
+// streams, rows_per_request, in_flight, max_batch, transport,
 // evals_per_sec, mean_batch, p50_ms, p99_ms, serving_efficiency, efficiency_at_batch,
 // baseline_threads, baseline_evals_per_sec, batching_speedup, seconds.
 std::string FormatInferenceBenchJson(const InferenceBenchResult& result);
