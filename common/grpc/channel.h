@@ -73,7 +73,7 @@ std::shared_ptr<grpc::Channel> CreateChannel(const std::string& target,
 void ApplyServerSettings(const WireSettings& settings, grpc::ServerBuilder* builder);
 
 // Adds a listening port for `address` ("host:port", port 0 picks one; or "unix:PATH", a Unix
-// domain socket for co-located clients, *port then 1) with the credentials of
+// domain socket for co-located clients, *port then nonzero) with the credentials of
 // settings.tls (mutual TLS authorizes every call by role, counting denials in `registry` when it
 // is not null; authorization.h), starts the server and sets *port to the bound port. The health
 // service starts out NOT_SERVING. Logs a warning when a non-loopback address is served without
