@@ -509,9 +509,10 @@ absl::Status RunRun(const std::vector<std::string>& args) {
                                     .concurrency = 2};
   ZF_ASSIGN_OR_RETURN(ServingModel first, LoadServingModel(serving));
   inference::InferenceServer::Options io;
-  // Self-play reaches the server over a Unix domain socket: on this 2-core VM it served 28% more
-  // evaluations per second than loopback TCP (docs/benchmarks.md, "Inference serving"). The file
-  // is under /tmp (a socket path holds at most 107 bytes; DIR may be longer) and removed at exit.
+  // Self-play reaches the server over a Unix domain socket: on this 2-core VM `zf bench inference`
+  // served 28% more evaluations per second over it than over loopback TCP with 8-row requests
+  // (docs/benchmarks.md, "Inference serving"; zf run's 61-row requests showed no end-to-end gain
+  // yet). The file is under /tmp (a socket path holds at most 107 bytes; DIR may be longer) and removed at exit.
   const std::string inference_socket = absl::StrCat("/tmp/zf-run-", getpid(), "-inference.sock");
   std::remove(inference_socket.c_str());
   struct RemoveSocket {
