@@ -512,7 +512,8 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   // Self-play reaches the server over a Unix domain socket: on this 2-core VM `zf bench inference`
   // served 28% more evaluations per second over it than over loopback TCP with 8-row requests
   // (docs/benchmarks.md, "Inference serving"; zf run's 61-row requests showed no end-to-end gain
-  // yet). The file is under /tmp (a socket path holds at most 107 bytes; DIR may be longer) and removed at exit.
+  // yet). The file is under /tmp (a socket path holds at most 107 bytes; DIR may be longer) and
+  // removed at exit.
   const std::string inference_socket = absl::StrCat("/tmp/zf-run-", getpid(), "-inference.sock");
   std::remove(inference_socket.c_str());
   struct RemoveSocket {
