@@ -203,6 +203,7 @@ absl::StatusOr<InferenceBenchResult> RunInferenceBench(const InferenceBenchOptio
   absl::Mutex mu;
   std::vector<double> latencies_ms;
   std::atomic<int64_t> evaluated{0};
+  std::atomic<int64_t> failed{0};  // answered with an error: that stream stops submitting
   std::atomic<bool> stop{false};
   std::atomic<int> outstanding{0};
   const std::vector<uint8_t> planes = Planes(f.rows, shape.PlaneSize(), 7);
@@ -219,6 +220,8 @@ absl::StatusOr<InferenceBenchResult> RunInferenceBench(const InferenceBenchOptio
               latencies_ms.push_back(absl::ToDoubleMilliseconds(absl::Now() - t0));
             }
             submit(s);
+          } else if (!r.ok() && !stop.load()) {
+            failed.fetch_add(1);
           }
           outstanding.fetch_sub(1);
         });
@@ -231,6 +234,7 @@ absl::StatusOr<InferenceBenchResult> RunInferenceBench(const InferenceBenchOptio
   }
   absl::SleepFor(absl::Seconds(f.seconds));  // the measuring window (a benchmark, not a test)
   const int64_t served_rows = evaluated.load();
+  result.failed_requests = failed.load();
   const double served_seconds = absl::ToDoubleSeconds(absl::Now() - start);
   stop.store(true);
   const Batcher::Stats after = server->batcher().stats();
@@ -304,13 +308,15 @@ std::string FormatInferenceBenchJson(const InferenceBenchResult& r) {
       "\"rows_per_request\": %d, \"in_flight\": %d, \"max_batch\": %d, \"transport\": %s, "
       "\"seconds\": %.3f, "
       "\"evals_per_sec\": %.1f, \"mean_batch\": %.2f, \"p50_ms\": %.3f, \"p99_ms\": %.3f, "
-      "\"serving_efficiency\": %.3f, \"efficiency_at_batch\": %d, \"baseline_threads\": %d, "
+      "\"serving_efficiency\": %.3f, \"efficiency_at_batch\": %d, \"failed_requests\": %d, "
+      "\"baseline_threads\": %d, "
       "\"baseline_evals_per_sec\": %.1f, \"batching_speedup\": %.2f}\n",
       Json(r.device), Json(r.precision), f.cuda_graphs ? "true" : "false", r.flops_per_position,
       r.peak_tflops, Json(r.cpu_model), r.cores, f.intra_op_threads, Json(r.game), Json(r.shape),
       f.blocks, f.filters, raw_json, f.streams, f.rows, f.in_flight, f.max_batch, Json(f.transport),
       f.seconds, r.evals_per_sec, r.mean_batch, r.p50_ms, r.p99_ms, r.serving_efficiency,
-      r.efficiency_at_batch, f.baseline_threads, r.baseline_evals_per_sec, r.batching_speedup);
+      r.efficiency_at_batch, r.failed_requests, f.baseline_threads, r.baseline_evals_per_sec,
+      r.batching_speedup);
 }
 
 std::string FormatInferenceBenchTable(const InferenceBenchResult& r) {
@@ -329,12 +335,15 @@ std::string FormatInferenceBenchTable(const InferenceBenchResult& r) {
                                           : std::string("-")));
   }
   absl::StrAppend(
-      &out,
-      absl::StrFormat("(2) served over %s: %d streams x %d in flight x %d rows: %.1f "
-                      "evals/s, mean batch %.2f, p50 %.2f ms, p99 %.2f ms, serving "
-                      "efficiency %.2f (vs batch %d)\n",
-                      f.transport, f.streams, f.in_flight, f.rows, r.evals_per_sec, r.mean_batch,
-                      r.p50_ms, r.p99_ms, r.serving_efficiency, r.efficiency_at_batch));
+      &out, absl::StrFormat(
+                "(2) served over %s: %d streams x %d in flight x %d rows: %.1f "
+                "evals/s, mean batch %.2f, p50 %.2f ms, p99 %.2f ms, serving "
+                "efficiency %.2f (vs batch %d)%s\n",
+                f.transport, f.streams, f.in_flight, f.rows, r.evals_per_sec, r.mean_batch,
+                r.p50_ms, r.p99_ms, r.serving_efficiency, r.efficiency_at_batch,
+                r.failed_requests == 0 ? ""
+                                       : absl::StrCat("; ", r.failed_requests,
+                                                      " requests failed and ended their streams")));
   absl::StrAppend(
       &out, absl::StrFormat("(3) baseline: %d threads, own model copy each, batch 1: "
                             "%.1f evals/s; batching speedup %.2f\n",

@@ -66,6 +66,9 @@ struct InferenceBenchResult {
   double p99_ms = 0;
   double serving_efficiency = 0;
   int efficiency_at_batch = 0;
+  // Requests of (2) answered with an error (e.g. the server's queue full); each one ends its
+  // stream's submissions, so fewer streams than asked kept requests in flight.
+  int64_t failed_requests = 0;
   double baseline_evals_per_sec = 0;  // (3)
   double batching_speedup = 0;
 };
@@ -81,6 +84,7 @@ std::string FormatInferenceBenchTable(const InferenceBenchResult& result);
 // raw[{batch, evals_per_sec, tflops, peak_share}] (peak_share null when the peak is unknown),
 // streams, rows_per_request, in_flight, max_batch, transport,
 // evals_per_sec, mean_batch, p50_ms, p99_ms, serving_efficiency, efficiency_at_batch,
+// failed_requests,
 // baseline_threads, baseline_evals_per_sec, batching_speedup, seconds.
 std::string FormatInferenceBenchJson(const InferenceBenchResult& result);
 

@@ -96,6 +96,10 @@ RemoteEvaluatorClient::RemoteEvaluatorClient(Options options)
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::max(1, initial_ms));
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, std::max(1, initial_ms));
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, std::max(1, max_ms));
+  // A connection of its own: gRPC otherwise shares one connection among a process's channels to
+  // the same target, and a server allows 128 streams per connection (WireSettings), so past 128
+  // clients in one process (zf bench inference --streams 1000) the rest waited unseen.
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   channel_ = grpc::CreateCustomChannel(options_.target,
                                        grpc_util::MakeChannelCredentials(options_.wire.tls), args);
   stub_ = zerofleet::v1::Inference::NewStub(channel_);
