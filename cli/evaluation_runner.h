@@ -168,8 +168,7 @@ inline void PruneCheckpoints(const std::string& checkpoints,
     const std::string name = entry.path().filename().string();
     if (!absl::EndsWith(name, ".zfckpt")) continue;
     const std::optional<int64_t> v = evaluator::ParseVersionPlayer(name.substr(0, name.size() - 7));
-    if (v.has_value() && *v != status.newest_version && *v != status.best_version &&
-        *v < status.newest_version) {
+    if (v.has_value() && *v < status.newest_version && *v != status.best_version) {
       std::filesystem::remove(entry.path(), error);
     }
   }

@@ -39,6 +39,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
@@ -516,10 +517,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   // removed at exit.
   const std::string inference_socket = absl::StrCat("/tmp/zf-run-", getpid(), "-inference.sock");
   std::remove(inference_socket.c_str());
-  struct RemoveSocket {
-    ~RemoveSocket() { std::remove(path.c_str()); }
-    std::string path;
-  } remove_inference_socket{inference_socket};
+  absl::Cleanup remove_inference_socket = [&] { std::remove(inference_socket.c_str()); };
   io.listen_address = "unix:" + inference_socket;
   io.backend = first.backend;
   io.game = game.name;

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -175,10 +176,7 @@ absl::StatusOr<InferenceBenchResult> RunInferenceBench(const InferenceBenchOptio
   const std::string socket_path = absl::StrCat("/tmp/zf-bench-inference-", getpid(), ".sock");
   so.listen_address = f.transport == "unix" ? "unix:" + socket_path : "127.0.0.1:0";
   std::remove(socket_path.c_str());  // a file left by a killed run with the same pid
-  struct RemoveSocket {
-    ~RemoveSocket() { std::remove(path.c_str()); }
-    std::string path;
-  } remove_socket{f.transport == "unix" ? socket_path : ""};
+  absl::Cleanup remove_socket = [&] { std::remove(socket_path.c_str()); };
   ZF_ASSIGN_OR_RETURN(so.backend,
                       TorchBackend::Create({.session = session, .max_batch = f.max_batch}));
   so.game = config.name;
