@@ -1,8 +1,14 @@
 #include "cli/command.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
+#include <system_error>
 
 #include "absl/flags/commandlineflag.h"
 #include "absl/flags/flag.h"
@@ -12,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "cli/common_flags.h"
+#include "cli/network_runtime.h"
 #include "common/log_file.h"
 
 namespace zf::cli {
@@ -100,43 +107,82 @@ std::string CommandHelp(const Command& command) {
   return out;
 }
 
-std::string GeneralHelp() {
+std::string BinaryNextToThisOne(absl::string_view name) {
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  const std::string file(name);
+  return (error ? std::filesystem::path(file) : self.parent_path() / file).string();
+}
+
+std::string GeneralHelp(const std::vector<Command>& commands) {
   std::string out =
       "zf: zerofleet, distributed AlphaZero-style training.\n\nusage: zf COMMAND [flags]\n\n"
       "commands:\n";
   size_t width = 4;
-  for (const Command& c : Commands()) width = std::max(width, c.name.size());
-  for (const Command& c : Commands()) {
+  for (const Command& c : commands) width = std::max(width, c.name.size());
+  for (const Command& c : commands) {
     absl::StrAppend(&out, "  ", c.name, std::string(width - c.name.size() + 2, ' '), c.summary,
                     "\n");
   }
-  absl::StrAppend(&out, "  help", std::string(width - 4 + 2, ' '), "this text\n",
-                  "\n'zf COMMAND --help' lists a command's flags.\n");
+  absl::StrAppend(&out, "  help", std::string(width - 4 + 2, ' '), "this text\n");
+  if (!NetworkRuntimeInstalled()) {
+    absl::StrAppend(&out, "\nnot installed here (they need zf-torch, the binary with LibTorch): ",
+                    absl::StrJoin(kNetworkCommandNames, ", "), "\n");
+  }
+  absl::StrAppend(&out, "\n'zf COMMAND --help' lists a command's flags.\n");
   return out;
 }
 
-int Main(int argc, char** argv) {
+namespace {
+
+bool IsNetworkCommand(absl::string_view name) {
+  return std::find(kNetworkCommandNames.begin(), kNetworkCommandNames.end(), name) !=
+         kNetworkCommandNames.end();
+}
+
+// Replaces this process with zf-torch, same arguments; returns only when that fails.
+int HandToNetworkBinary(char** argv, absl::string_view name) {
+  const std::string path = BinaryNextToThisOne("zf-torch");
+  std::cout.flush();
+  std::cerr.flush();
+  execv(path.c_str(), argv);
+  const int error = errno;
+  std::cerr << "zf " << name << ": this runs a network, which only zf-torch (the binary with "
+            << "LibTorch) can, and " << path << " cannot be run: " << std::strerror(error) << "\n";
+  return kExitFailure;
+}
+
+bool NetworkBinaryPresent() { return access(BinaryNextToThisOne("zf-torch").c_str(), X_OK) == 0; }
+
+}  // namespace
+
+int Main(int argc, char** argv, const std::vector<Command>& commands) {
+  const bool lean = !NetworkRuntimeInstalled();
   if (argc < 2) {
-    std::cerr << GeneralHelp();
+    std::cerr << GeneralHelp(commands);
     return kExitUsage;
   }
   std::string name = argv[1];
   if (name == "help" || name == "--help" || name == "-h") {
     if (argc >= 3) {
-      for (const Command& c : Commands()) {
+      for (const Command& c : commands) {
         if (c.name == argv[2]) {
           std::cout << CommandHelp(c);
           return kExitOk;
         }
       }
+      if (lean && IsNetworkCommand(argv[2])) return HandToNetworkBinary(argv, argv[2]);
     }
-    std::cout << GeneralHelp();
+    // The full list is zf-torch's, where it is installed.
+    if (lean && NetworkBinaryPresent()) return HandToNetworkBinary(argv, name);
+    std::cout << GeneralHelp(commands);
     return kExitOk;
   }
   const Command* command = nullptr;
-  for (const Command& c : Commands()) {
+  for (const Command& c : commands) {
     if (c.name == name) command = &c;
   }
+  if (command == nullptr && lean && IsNetworkCommand(name)) return HandToNetworkBinary(argv, name);
   if (command == nullptr) {
     std::cerr << "zf: unknown command \"" << name << "\" (see 'zf help')\n";
     return kExitUsage;
@@ -148,6 +194,9 @@ int Main(int argc, char** argv) {
   if (help) {
     std::cout << CommandHelp(*command);
     return kExitOk;
+  }
+  if (status.ok() && lean && command->runs_network && command->runs_network(positional)) {
+    return HandToNetworkBinary(argv, name);
   }
   // --log_file (the long-running roles): everything to the file, warnings and errors to stderr.
   if (status.ok() &&

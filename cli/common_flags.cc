@@ -19,6 +19,15 @@ ABSL_FLAG(int, filters, 64, "network shape: filters per convolution");
 ABSL_FLAG(
     std::string, dir, "",
     "a directory: the replay shard's log (zf replay), the run directory (zf learner, zf run)");
+ABSL_FLAG(int, sims, 800, "simulations per search: actor, bench mcts (bench mcts: 1..100000)");
+ABSL_FLAG(std::string, out, "",
+          "checkpoint new: the file to write (atomically); actor: the directory to write games "
+          "into");
+ABSL_FLAG(std::string, checkpoint, "",
+          "inference: the checkpoint to serve (SIGHUP reloads it); empty: a fresh network for "
+          "--game. actor --local: the network to evaluate with");
+ABSL_FLAG(int, workers, 2,
+          "inference: batches in flight at once (1..64); actor: self-play threads (1..256)");
 ABSL_FLAG(std::string, replay, "", "replay shard addresses, HOST:PORT[,HOST:PORT...]");
 ABSL_FLAG(std::string, model_service, "",
           "HOST:PORT of a model service to follow (zf learner --listen, or zf evaluator "
@@ -49,6 +58,14 @@ ABSL_FLAG(std::string, log_file, "",
           "default RUN_DIR/zf.log, '-' for everything on stderr)");
 
 namespace zf::cli {
+
+absl::Status CheckFlagRange(const char* flag, int64_t value, int64_t lo, int64_t hi) {
+  if (value < lo || value > hi) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", flag, " is ", value, ", expected ", lo, "..", hi));
+  }
+  return absl::OkStatus();
+}
 
 std::vector<std::string> WithLogFileFlag(std::vector<std::string> flags) {
   flags.push_back("log_file");

@@ -2,10 +2,12 @@
 // subcommand lists the ones it accepts in its Command entry.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/flags/declare.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/grpc/channel.h"
 
@@ -17,6 +19,10 @@ ABSL_DECLARE_FLAG(std::string, metrics_listen);
 ABSL_DECLARE_FLAG(int, blocks);
 ABSL_DECLARE_FLAG(int, filters);
 ABSL_DECLARE_FLAG(std::string, dir);
+ABSL_DECLARE_FLAG(int, sims);
+ABSL_DECLARE_FLAG(std::string, out);
+ABSL_DECLARE_FLAG(std::string, checkpoint);
+ABSL_DECLARE_FLAG(int, workers);
 ABSL_DECLARE_FLAG(std::string, replay);
 ABSL_DECLARE_FLAG(std::string, model_service);
 ABSL_DECLARE_FLAG(std::string, device);
@@ -31,6 +37,10 @@ ABSL_DECLARE_FLAG(int, tls_reload_s);
 ABSL_DECLARE_FLAG(std::string, log_file);
 
 namespace zf::cli {
+
+// Returns: OK when lo <= value <= hi; otherwise InvalidArgument "--FLAG is VALUE, expected
+// LO..HI".
+absl::Status CheckFlagRange(const char* flag, int64_t value, int64_t lo, int64_t hi);
 
 // `flags` plus --log_file, for the long-running roles (zf main applies it before the command
 // runs; `zf run` defaults it to RUN_DIR/zf.log itself).

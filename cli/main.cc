@@ -1,4 +1,5 @@
-// zf: the zerofleet command. See cli/command.h for exit codes and flag handling.
+// zf: the zerofleet command, without LibTorch. Runs the commands that need no network and hands
+// the others to zf-torch next to it (cli/command.h, cli/network_runtime.h).
 #include "cli/command.h"
 
-int main(int argc, char** argv) { return zf::cli::Main(argc, argv); }
+int main(int argc, char** argv) { return zf::cli::Main(argc, argv, zf::cli::LeanCommands()); }

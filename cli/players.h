@@ -4,7 +4,8 @@
 //   mcts:SIMS           MCTS with SIMS simulations, random-rollout evaluator
 //   uniform:SIMS        MCTS with SIMS simulations, uniform priors and value 0
 //   net:CHECKPOINT:SIMS MCTS with SIMS simulations over a network checkpoint (LocalEvaluator,
-//                       CPU, one LibTorch thread); CHECKPOINT may itself contain ':'
+//                       CPU, one LibTorch thread); CHECKPOINT may itself contain ':'. Only in
+//                       zf-torch (cli/network_runtime.h): `zf` hands such commands over to it
 //   perfect             tic-tac-toe only: an exact solver picking among optimal moves at random
 //   gnugo:LEVEL         Go only: GNU Go (LEVEL 0..10) run as a GTP subprocess with the same
 //                       rules (--chinese-rules --positional-superko --forbid-suicide) and the
@@ -29,15 +30,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "cli/network_runtime.h"
 #include "common/status_macros.h"
 #include "games/game.h"
 #include "games/go/go.h"
 #include "games/tictactoe/tictactoe.h"
 #include "gtp/gtp_client.h"
 #include "gtp/vertex.h"
-#include "model/game_network.h"
-#include "model/inference_session.h"
-#include "model/local_evaluator.h"
 #include "search/evaluator.h"
 #include "search/mcts.h"
 #include "search/minimax.h"
@@ -373,14 +372,8 @@ absl::StatusOr<std::unique_ptr<Player<G>>> MakePlayerImpl(absl::string_view spec
     }
     sims_text = rest.substr(last + 1);
     ZF_RETURN_IF_ERROR(internal::ParseSimulations(spec, sims_text).status());
-    model::InferenceSession::Options options;
-    options.checkpoint_path = std::string(rest.substr(0, last));
-    options.game = start.Name();
-    options.device = "cpu";
-    options.intra_op_threads = 1;
-    ZF_ASSIGN_OR_RETURN(std::unique_ptr<model::InferenceSession> session,
-                        model::InferenceSession::Create(options));
-    ZF_ASSIGN_OR_RETURN(evaluator, model::LocalEvaluator<G>::Create(std::move(session), start));
+    ZF_ASSIGN_OR_RETURN(evaluator,
+                        MakeNetworkEvaluator<G>(std::string(rest.substr(0, last)), start));
     batch_size = 8;  // a few leaves per forward pass: same search, fewer network calls
   } else {
     sims_text = spec.substr(colon + 1);

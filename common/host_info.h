@@ -4,6 +4,7 @@
 // Thread-safety: free functions; thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace zf {
@@ -11,5 +12,9 @@ namespace zf {
 // The CPU's model name from /proc/cpuinfo (e.g. "AMD EPYC 7B13"), or "unknown CPU" where it
 // cannot be read.
 std::string CpuModelName();
+
+// Peak resident memory of process `pid` ("self" for this one) in bytes, from VmHWM in
+// /proc/PID/status; 0 where it cannot be read.
+int64_t PeakResidentBytes(const std::string& pid);
 
 }  // namespace zf

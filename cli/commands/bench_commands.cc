@@ -3,16 +3,25 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "cli/abuse_bench.h"
 #include "cli/common_flags.h"
+#include "cli/json.h"
+#include "common/host_info.h"
 #include "common/status_macros.h"
+#include "games/registry.h"
 #include "inference_server/bench/inference_bench.h"
 #include "replay/bench/replay_bench.h"
+#include "search/throughput.h"
 
+ABSL_FLAG(double, seconds, 3.0, "bench: measuring time in seconds (0.1..600)");
 ABSL_FLAG(int, streams, 8, "bench inference: concurrent gRPC client streams (1..1024)");
 ABSL_FLAG(int, rows, 2, "bench inference: positions per request (1..4096)");
 ABSL_FLAG(int, in_flight, 2, "bench inference: requests in flight per stream (1..64)");
@@ -37,7 +46,7 @@ ABSL_FLAG(double, peak_tflops, 0,
 
 ABSL_DECLARE_FLAG(int, max_batch);
 ABSL_DECLARE_FLAG(int64_t, capacity);
-ABSL_DECLARE_FLAG(double, seconds);
+ABSL_DECLARE_FLAG(int, games_per_worker);
 
 namespace zf::cli {
 
@@ -107,6 +116,91 @@ absl::Status RunBenchReplay() {
                                           : replay::FormatReplayBenchTable(result))
             << std::flush;
   return absl::OkStatus();
+}
+
+namespace {
+
+absl::Status RunBench(const std::vector<std::string>& args) {
+  if (args.size() == 1 && args[0] == "inference") return RunBenchInference();
+  if (args.size() == 1 && args[0] == "replay") return RunBenchReplay();
+  if (args.size() == 1 && args[0] == "abuse") return RunBenchAbuse();
+  if (!args.empty() && args[0] == "selfplay") {
+    return RunBenchSelfplay(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
+  if (args.size() != 1 || args[0] != "mcts") {
+    return absl::InvalidArgumentError(
+        args.empty()
+            ? "which benchmark? usage: zf bench mcts|inference|replay|selfplay|abuse [--json]"
+            : absl::StrCat("unknown benchmark \"", args[0],
+                           "\"; benchmarks: mcts, inference, replay, selfplay, abuse"));
+  }
+  ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
+  int sims = absl::GetFlag(FLAGS_sims);
+  if (sims < 1 || sims > 100000) {
+    return absl::InvalidArgumentError(absl::StrCat("--sims must be in 1..100000, got ", sims));
+  }
+  double seconds = absl::GetFlag(FLAGS_seconds);
+  if (!(seconds >= 0.1 && seconds <= 600)) {
+    return absl::InvalidArgumentError(absl::StrCat("--seconds must be in 0.1..600, got ", seconds));
+  }
+  return games::VisitGame(config, [&](const auto& start) -> absl::Status {
+    search::ThroughputResult r =
+        search::MeasureThroughput(start, sims, absl::Seconds(seconds), /*batch_size=*/16);
+    const std::string cpu = CpuModelName();
+    const unsigned cores = std::thread::hardware_concurrency();
+    if (absl::GetFlag(FLAGS_json)) {
+      std::cout << "{\"game\": " << JsonString(start.Name())
+                << ", \"sims_per_sec\": " << absl::StrFormat("%.0f", r.SimulationsPerSecond())
+                << ", \"simulations\": " << r.simulations << ", \"searches\": " << r.searches
+                << ", \"seconds\": " << absl::StrFormat("%.3f", r.seconds)
+                << ", \"sims_per_search\": " << sims << ", \"threads\": 1"
+                << ", \"evaluator\": \"uniform\", \"cpu\": " << JsonString(cpu)
+                << ", \"cores\": " << cores << "}\n";
+    } else {
+      std::cout << absl::StrFormat(
+          "MCTS search speed, one thread, uniform evaluator (tree work only)\n"
+          "  machine          %s, %u cores\n"
+          "  game             %s\n"
+          "  sims per search  %d\n"
+          "  searches         %d\n"
+          "  simulations      %d in %.2f s\n"
+          "  sims/s           %.0f\n",
+          cpu, cores, start.Name(), sims, r.searches, r.simulations, r.seconds,
+          r.SimulationsPerSecond());
+    }
+    return absl::OkStatus();
+  });
+}
+
+std::vector<std::string> BenchCommandFlags() {
+  std::vector<std::string> flags = {"game", "sims",   "seconds",
+                                    "json", "actors", "games_per_worker"};
+  for (std::string& flag : BenchFlags()) flags.push_back(std::move(flag));
+  return flags;
+}
+
+}  // namespace
+
+std::vector<Command> BenchCommands() {
+  return {
+      {"bench",
+       "benchmarks; 'zf bench mcts': MCTS simulations per second on one thread; 'zf bench "
+       "inference': batched gRPC serving vs raw and batch-1 baseline; 'zf bench replay': shard "
+       "insert/sample throughput and memory; 'zf bench selfplay': P actor processes served by one "
+       "inference server vs P batch-1 local actors; 'zf bench abuse': an inference server's "
+       "well-behaved clients while others open thousands of streams, send oversized messages, "
+       "stall and abandon streams",
+       "zf bench mcts --game G [--sims N] [--seconds S] [--json]\n"
+       "  zf bench inference [--game G] [--blocks B] [--filters F] [--max_batch N] [--streams S] "
+       "[--rows R] [--in_flight K] [--baseline_threads P] [--intra_op_threads N] [--seconds T] "
+       "[--json]\n"
+       "  zf bench replay [--capacity N] [--inserters K] [--seconds S] [--dir DIR] [--json]\n"
+       "  zf bench abuse [--game G] [--idle_streams N] [--slow_sockets N] [--abandoned N] "
+       "[--well_behaved N] [--rows R] [--seconds S] [--max_rss_mib M] [--json]\n"
+       "  zf bench selfplay --actors P [--game G] [--blocks B --filters F] [--sims N] "
+       "[--games_per_worker N] [--seconds S] [--json]",
+       BenchCommandFlags(), RunBench},
+  };
 }
 
 }  // namespace zf::cli

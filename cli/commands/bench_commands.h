@@ -1,14 +1,21 @@
-// `zf bench inference` and `zf bench replay` (dispatched by `zf bench` in player_commands.cc):
-// the serving benchmark (inference_server/bench/inference_bench.h) and the replay shard benchmark
-// (replay/bench/replay_bench.h). Each prints a table, or with --json one JSON object.
+// `zf bench MODE` (zf-torch): mcts (search/throughput.h), inference
+// (inference_server/bench/inference_bench.h), replay (replay/bench/replay_bench.h), selfplay
+// (selfplay_bench.cc) and abuse (cli/abuse_bench.h). Each prints a table, or with --json one JSON
+// object.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "cli/command.h"
 
 namespace zf::cli {
+
+std::vector<Command> BenchCommands();
+
+// `zf bench selfplay` (selfplay_bench.cc). `args` are the positional arguments after "selfplay".
+absl::Status RunBenchSelfplay(const std::vector<std::string>& args);
 
 // The flags `zf bench` accepts for these two benchmarks (besides game, seconds, json).
 std::vector<std::string> BenchFlags();

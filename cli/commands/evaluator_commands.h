@@ -1,4 +1,4 @@
-// Subcommands of the evaluator role: `zf ratings` (the Elo table of a run's evaluation games).
+// `zf evaluator`: the evaluator role (zf-torch: it plays networks).
 #pragma once
 
 #include <vector>

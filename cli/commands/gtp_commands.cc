@@ -139,6 +139,10 @@ absl::Status RunAnalyze(const std::vector<std::string>& args) {
   });
 }
 
+bool PlayerRunsNetwork(const std::vector<std::string>&) {
+  return IsNetworkPlayerSpec(absl::GetFlag(FLAGS_player));
+}
+
 }  // namespace
 
 std::vector<Command> GtpCommands() {
@@ -147,12 +151,14 @@ std::vector<Command> GtpCommands() {
        "a GTP version 2 engine on stdin/stdout for GUIs and other engines (docs/gtp.md)",
        "zf gtp --game go:N|tictactoe|connect4 --player SPEC [--seed S]",
        {"game", "player", "seed"},
-       RunGtp},
+       RunGtp,
+       PlayerRunsNetwork},
       {"analyze",
        "what a player would play in a position, with its search statistics",
        "zf analyze --game G [--moves a,b,c] --player SPEC [--json] [--seed S]",
        {"game", "moves", "player", "json", "seed"},
-       RunAnalyze},
+       RunAnalyze,
+       PlayerRunsNetwork},
   };
 }
 

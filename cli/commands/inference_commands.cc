@@ -32,14 +32,10 @@
 #include "model/game_network.h"
 #include "model/inference_session.h"
 
-ABSL_FLAG(std::string, checkpoint, "",
-          "inference: the checkpoint to serve (SIGHUP reloads it); empty: a fresh network for "
-          "--game");
 ABSL_FLAG(int, max_batch, 256, "inference: rows per network batch at most (1..65536)");
 ABSL_FLAG(int64_t, max_delay_us, 2000,
           "inference: how long the first queued row waits for others, in microseconds "
           "(0..1000000)");
-ABSL_FLAG(int, workers, 2, "inference: batches in flight at once (1..64)");
 
 namespace zf::cli {
 namespace {
@@ -60,14 +56,6 @@ absl::StatusOr<Model> LoadModel(const std::string& checkpoint, const std::string
                            .concurrency = absl::GetFlag(FLAGS_workers)});
 }
 
-absl::Status CheckRange(const char* flag, int64_t value, int64_t lo, int64_t hi) {
-  if (value < lo || value > hi) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--", flag, " is ", value, ", expected ", lo, "..", hi));
-  }
-  return absl::OkStatus();
-}
-
 absl::Status RunInference(const std::vector<std::string>& args) {
   if (!args.empty()) {
     return absl::InvalidArgumentError(
@@ -75,9 +63,9 @@ absl::Status RunInference(const std::vector<std::string>& args) {
   }
   const std::string checkpoint = absl::GetFlag(FLAGS_checkpoint);
   const int max_batch = absl::GetFlag(FLAGS_max_batch);
-  ZF_RETURN_IF_ERROR(CheckRange("max_batch", max_batch, 1, 65536));
-  ZF_RETURN_IF_ERROR(CheckRange("max_delay_us", absl::GetFlag(FLAGS_max_delay_us), 0, 1000000));
-  ZF_RETURN_IF_ERROR(CheckRange("workers", absl::GetFlag(FLAGS_workers), 1, 64));
+  ZF_RETURN_IF_ERROR(CheckFlagRange("max_batch", max_batch, 1, 65536));
+  ZF_RETURN_IF_ERROR(CheckFlagRange("max_delay_us", absl::GetFlag(FLAGS_max_delay_us), 0, 1000000));
+  ZF_RETURN_IF_ERROR(CheckFlagRange("workers", absl::GetFlag(FLAGS_workers), 1, 64));
   ZF_ASSIGN_OR_RETURN(grpc_util::WireSettings wire, WireSettingsFromFlags());
 
   // Block the signals before any thread starts (threads inherit the mask), then wait for them

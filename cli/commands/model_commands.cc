@@ -18,8 +18,6 @@
 #include "model/game_network.h"
 #include "model/inference_session.h"
 
-ABSL_FLAG(std::string, out, "", "checkpoint new: the file to write (atomically)");
-
 namespace zf::cli {
 namespace {
 

@@ -18,15 +18,11 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "cli/commands/actor_commands.h"
-#include "cli/commands/bench_commands.h"
 #include "cli/common_flags.h"
 #include "cli/json.h"
 #include "cli/players.h"
-#include "common/host_info.h"
 #include "common/status_macros.h"
 #include "games/registry.h"
-#include "search/throughput.h"
 
 ABSL_FLAG(std::string, p1, "",
           "match: the first player's spec (random, mcts:SIMS, uniform:SIMS, "
@@ -36,8 +32,6 @@ ABSL_FLAG(int, games, 10, "match: number of games, colours alternating (1..10000
 ABSL_FLAG(bool, verbose, false, "match: print every move, the board and the players' thinking");
 ABSL_FLAG(std::string, vs, "mcts:1000", "play: the engine's player spec");
 ABSL_FLAG(bool, engine_first, false, "play: the engine moves first");
-ABSL_FLAG(int, sims, 800, "bench mcts: simulations per search (1..100000)");
-ABSL_FLAG(double, seconds, 3.0, "bench: measuring time in seconds (0.1..600)");
 
 namespace zf::cli {
 namespace {
@@ -209,65 +203,6 @@ absl::Status RunPlay(const std::vector<std::string>& args) {
   });
 }
 
-absl::Status RunBench(const std::vector<std::string>& args) {
-  if (args.size() == 1 && args[0] == "inference") return RunBenchInference();
-  if (args.size() == 1 && args[0] == "replay") return RunBenchReplay();
-  if (args.size() == 1 && args[0] == "abuse") return RunBenchAbuse();
-  if (!args.empty() && args[0] == "selfplay") {
-    return RunBenchSelfplay(std::vector<std::string>(args.begin() + 1, args.end()));
-  }
-  if (args.size() != 1 || args[0] != "mcts") {
-    return absl::InvalidArgumentError(
-        args.empty()
-            ? "which benchmark? usage: zf bench mcts|inference|replay|selfplay|abuse [--json]"
-            : absl::StrCat("unknown benchmark \"", args[0],
-                           "\"; benchmarks: mcts, inference, replay, selfplay, abuse"));
-  }
-  ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
-  int sims = absl::GetFlag(FLAGS_sims);
-  if (sims < 1 || sims > 100000) {
-    return absl::InvalidArgumentError(absl::StrCat("--sims must be in 1..100000, got ", sims));
-  }
-  double seconds = absl::GetFlag(FLAGS_seconds);
-  if (!(seconds >= 0.1 && seconds <= 600)) {
-    return absl::InvalidArgumentError(absl::StrCat("--seconds must be in 0.1..600, got ", seconds));
-  }
-  return games::VisitGame(config, [&](const auto& start) -> absl::Status {
-    search::ThroughputResult r =
-        search::MeasureThroughput(start, sims, absl::Seconds(seconds), /*batch_size=*/16);
-    const std::string cpu = CpuModelName();
-    const unsigned cores = std::thread::hardware_concurrency();
-    if (absl::GetFlag(FLAGS_json)) {
-      std::cout << "{\"game\": " << JsonString(start.Name())
-                << ", \"sims_per_sec\": " << absl::StrFormat("%.0f", r.SimulationsPerSecond())
-                << ", \"simulations\": " << r.simulations << ", \"searches\": " << r.searches
-                << ", \"seconds\": " << absl::StrFormat("%.3f", r.seconds)
-                << ", \"sims_per_search\": " << sims << ", \"threads\": 1"
-                << ", \"evaluator\": \"uniform\", \"cpu\": " << JsonString(cpu)
-                << ", \"cores\": " << cores << "}\n";
-    } else {
-      std::cout << absl::StrFormat(
-          "MCTS search speed, one thread, uniform evaluator (tree work only)\n"
-          "  machine          %s, %u cores\n"
-          "  game             %s\n"
-          "  sims per search  %d\n"
-          "  searches         %d\n"
-          "  simulations      %d in %.2f s\n"
-          "  sims/s           %.0f\n",
-          cpu, cores, start.Name(), sims, r.searches, r.simulations, r.seconds,
-          r.SimulationsPerSecond());
-    }
-    return absl::OkStatus();
-  });
-}
-
-std::vector<std::string> BenchCommandFlags() {
-  std::vector<std::string> flags = {"game", "sims",   "seconds",
-                                    "json", "actors", "games_per_worker"};
-  for (std::string& flag : BenchFlags()) flags.push_back(std::move(flag));
-  return flags;
-}
-
 }  // namespace
 
 std::vector<Command> PlayerCommands() {
@@ -276,29 +211,19 @@ std::vector<Command> PlayerCommands() {
        "play N games between two players, colours alternating; prints p1's wins/draws/losses",
        "zf match --game G --p1 SPEC --p2 SPEC --games N [--json] [--seed S] [--verbose]",
        {"game", "p1", "p2", "games", "json", "seed", "verbose"},
-       RunMatch},
+       RunMatch,
+       [](const std::vector<std::string>&) {
+         return IsNetworkPlayerSpec(absl::GetFlag(FLAGS_p1)) ||
+                IsNetworkPlayerSpec(absl::GetFlag(FLAGS_p2));
+       }},
       {"play",
        "play against an engine in the terminal, with its thinking shown",
        "zf play --game G --vs SPEC [--engine_first] [--seed S]",
        {"game", "vs", "engine_first", "seed"},
-       RunPlay},
-      {"bench",
-       "benchmarks; 'zf bench mcts': MCTS simulations per second on one thread; 'zf bench "
-       "inference': batched gRPC serving vs raw and batch-1 baseline; 'zf bench replay': shard "
-       "insert/sample throughput and memory; 'zf bench selfplay': P actor processes served by one "
-       "inference server vs P batch-1 local actors; 'zf bench abuse': an inference server's "
-       "well-behaved clients while others open thousands of streams, send oversized messages, "
-       "stall and abandon streams",
-       "zf bench mcts --game G [--sims N] [--seconds S] [--json]\n"
-       "  zf bench inference [--game G] [--blocks B] [--filters F] [--max_batch N] [--streams S] "
-       "[--rows R] [--in_flight K] [--baseline_threads P] [--intra_op_threads N] [--seconds T] "
-       "[--json]\n"
-       "  zf bench replay [--capacity N] [--inserters K] [--seconds S] [--dir DIR] [--json]\n"
-       "  zf bench abuse [--game G] [--idle_streams N] [--slow_sockets N] [--abandoned N] "
-       "[--well_behaved N] [--rows R] [--seconds S] [--max_rss_mib M] [--json]\n"
-       "  zf bench selfplay --actors P [--game G] [--blocks B --filters F] [--sims N] "
-       "[--games_per_worker N] [--seconds S] [--json]",
-       BenchCommandFlags(), RunBench},
+       RunPlay,
+       [](const std::vector<std::string>&) {
+         return IsNetworkPlayerSpec(absl::GetFlag(FLAGS_vs));
+       }},
   };
 }
 

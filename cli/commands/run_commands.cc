@@ -59,6 +59,7 @@
 #include "cli/players.h"
 #include "cli/serving_model.h"
 #include "cli/top/fleet_view.h"
+#include "common/host_info.h"
 #include "common/log_file.h"
 #include "common/logging.h"
 #include "common/metrics/build_info.h"
@@ -229,20 +230,6 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& tex
   std::filesystem::rename(tmp, path, ec);
   if (ec) return absl::InternalError(absl::StrCat("rename ", tmp, ": ", ec.message()));
   return absl::OkStatus();
-}
-
-// Peak resident memory of this process (VmHWM), in bytes; 0 if unknown.
-int64_t PeakResidentBytes() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) {
-      int64_t kib = 0;
-      std::istringstream(line.substr(6)) >> kib;
-      return kib * 1024;
-    }
-  }
-  return 0;
 }
 
 int g_run_signal_pipe[2] = {-1, -1};
@@ -778,7 +765,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
                    "zf run: %.0f s, %d games, %d learner steps, newest checkpoint v%d (%s); "
                    "peak resident memory %.0f MiB",
                    elapsed, as.games, ls.steps_this_run, ls.published_version, latest,
-                   PeakResidentBytes() / 1048576.0)
+                   PeakResidentBytes("self") / 1048576.0)
             << std::endl;
   // The final evaluation: the newest checkpoint, if the evaluator has not rated it yet.
   if (rater != nullptr && ls.published_version > 1 &&
@@ -806,7 +793,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
                         "\"learner_steps\": %d, \"published_version\": %d, "
                         "\"peak_resident_bytes\": %d}",
                         elapsed, as.games, ls.steps_this_run, ls.published_version,
-                        PeakResidentBytes())
+                        PeakResidentBytes("self"))
                  << std::endl;
   }
   return fleet.learner_status;
