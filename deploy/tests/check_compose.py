@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Validates deploy/compose with `docker-compose config` (alone and with the GPU override) and
 checks the resolved services: flags and ports agree with fleet_spec.py, gRPC health checks on
-every server, start order on health, one volume per stateful service, grace periods, GPU
-reservations only in the override, the gating override (the evaluator serves accepted versions,
+every server, start order on health, one volume per stateful service, grace periods, images
+(actors on zerofleet:actor, also with the GPU override), GPU reservations only in the override, the gating override (the evaluator serves accepted versions,
 inference loads from it, nothing else changes), and that Prometheus scrapes exactly the compose
 services.
 
@@ -36,6 +36,9 @@ DEPENDS = {"learner": {"replay-0", "replay-1"}, "inference": {"learner"},
            "actor": {"inference", "replay-0", "replay-1"}, "evaluator": {"learner"},
            "grafana": {"prometheus"}}
 STATEFUL = {"replay-0", "replay-1", "learner", "evaluator"}
+# The default image of each component where it is not zerofleet:cpu (deploy/docker/Dockerfile's
+# actor stage: zf without LibTorch); GPU services run zerofleet:cuda (docker-compose.gpu.yml).
+IMAGES = {"actor": "zerofleet:actor"}
 
 
 def seconds(duration):
@@ -116,8 +119,10 @@ def check_fleet(c, label, config, gpu, used_flags):
         wants_gpu = gpu and name in ("inference", "learner")
         c.expect(bool(devices) == wants_gpu and all(d.get("driver") == "nvidia" for d in devices),
                  f"{where}: GPU reservation {'expected' if wants_gpu else 'unexpected'}")
-        c.expect(service["image"].endswith(":cuda" if wants_gpu else ":cpu"),
-                 f"{where}: image {service['image']}")
+        # Actors run the image without LibTorch, with or without GPUs; the CUDA image only
+        # where a GPU is reserved.
+        image = "zerofleet:cuda" if wants_gpu else IMAGES.get(component, "zerofleet:cpu")
+        c.expect(service["image"] == image, f"{where}: image {service['image']}, expected {image}")
     c.expect(all(len(users) == 1 for users in volume_sources.values()),
              f"{label}: each stateful service has its own volume: {volume_sources}")
 

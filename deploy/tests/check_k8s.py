@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Renders every kustomize overlay of deploy/k8s with `kubectl kustomize` and checks the objects:
 container ports and flags agree with fleet_spec.py (and with the `zf` binary when --zf is given),
-gRPC probes on every server, resources, volumes, labels and selectors, grace periods, the run
+gRPC probes on every server, resources, volumes, labels and selectors, grace periods, images
+(zerofleet:cuda only on GPUs, zerofleet:actor for actors, zerofleet:cpu otherwise), the run
 ConfigMap, the HPA and the disruption budgets.
 
     deploy/tests/check_k8s.py [--zf build/cli/zf] [--kubectl kubectl]
@@ -28,6 +29,9 @@ SKIP = 77
 WORKLOAD_KINDS = {"inference": "Deployment", "replay": "StatefulSet", "learner": "StatefulSet",
                   "actor": "Deployment", "evaluator": "StatefulSet"}
 STATEFUL = {"replay", "learner", "evaluator"}  # keep state on a volume mounted at /data
+# The CPU image of each component where it is not zerofleet:cpu: actors run deploy/docker/
+# Dockerfile's actor stage (zf without LibTorch), also in the gpu overlay.
+IMAGES = {"actor": "zerofleet:actor"}
 
 
 def render(kubectl, overlay):
@@ -180,7 +184,9 @@ def check_overlay(c, overlay, objects, used_flags):
             c.expect(any(t.get("key") == "nvidia.com/gpu" for t in pod.get("tolerations", [])),
                      f"{where}: tolerates the nvidia.com/gpu taint")
         else:
-            c.expect(container["image"].endswith(":cpu"), f"{where}: CPU image")
+            image = IMAGES.get(component, "zerofleet:cpu")
+            c.expect(container["image"] == image,
+                     f"{where}: image {container['image']}, expected {image}")
 
         mounts = {m["name"]: m["mountPath"] for m in container.get("volumeMounts", [])}
         if overlay in TLS_OVERLAYS:

@@ -1,24 +1,38 @@
 #!/usr/bin/env bash
-# Checks deploy/docker/runtime-packages.sh on the built zf: it must name the Debian packages of
-# the libraries zf links (the runtime image installs exactly those).
-#   deploy/tests/check_runtime_packages.sh build/cli/zf
-# Exit 0: passed; 1: failed; 77: zf is not built (ctest: skipped).
-set -euo pipefail
-zf="${1:?usage: check_runtime_packages.sh ZF_BINARY}"
-if [ ! -x "$zf" ]; then echo "SKIP: $zf is not built"; exit 77; fi
+# Checks deploy/docker/runtime-packages.sh on the built binaries: it must name the Debian packages
+# of the libraries each links (the images install exactly those). zf is what the actor image
+# (deploy/docker/Dockerfile, stage actor) holds alone: no LibTorch, so no libtorch package;
+# zf-torch, in the full image beside it, links LibTorch.
+#   deploy/tests/check_runtime_packages.sh build/cli/zf build/cli/zf-torch
+# Exit 0: passed; 1: failed; 77: a binary is not built (ctest: skipped).
+set -euo pipefail -f  # -f: the package patterns below are not file globs
+zf="${1:?usage: check_runtime_packages.sh ZF_BINARY ZF_TORCH_BINARY}"
+zf_torch="${2:?usage: check_runtime_packages.sh ZF_BINARY ZF_TORCH_BINARY}"
+for binary in "$zf" "$zf_torch"; do
+  if [ ! -x "$binary" ]; then echo "SKIP: $binary is not built"; exit 77; fi
+done
 here="$(cd "$(dirname "$0")" && pwd)"
-packages="$("$here/../docker/runtime-packages.sh" "$zf")"
-echo "$packages" | tr '\n' ' '; echo
 status=0
-for expected in libabsl20220623 libgrpc++1.51 libprotobuf32 libcpp-httplib0.11 libtorch1.13 libssl3 zlib1g; do
-  if ! grep -qx -- "$expected" <<<"$packages"; then
-    echo "FAIL: runtime-packages.sh does not name $expected"; status=1
+fail() { echo "FAIL: $*"; status=1; }
+# check BINARY "EXPECTED PACKAGES" "UNEXPECTED PACKAGE PATTERNS (extended regexps, whole names)"
+check() {
+  local packages
+  if ! packages="$("$here/../docker/runtime-packages.sh" "$1")"; then
+    fail "runtime-packages.sh $1"; return
   fi
-done
-for unexpected in libtorch-dev libgrpc++-dev libabsl-dev; do
-  if grep -qx -- "$unexpected" <<<"$packages"; then
-    echo "FAIL: runtime-packages.sh names the build-only package $unexpected"; status=1
-  fi
-done
-[ $status -eq 0 ] && echo "OK runtime packages of $zf"
+  echo "$1: $(echo "$packages" | tr '\n' ' ')"
+  for expected in $2; do
+    grep -qx -- "$expected" <<<"$packages" || fail "runtime-packages.sh $1 does not name $expected"
+  done
+  for unexpected in $3; do
+    if grep -qxE -- "$unexpected" <<<"$packages"; then
+      fail "runtime-packages.sh $1 names $(grep -xE -- "$unexpected" <<<"$packages" | tr '\n' ' ')"
+    fi
+  done
+}
+common="libabsl20220623 libgrpc++1.51 libprotobuf32 libcpp-httplib0.11 zlib1g"
+build_only='.*-dev'
+check "$zf" "$common" "$build_only libtorch.* libopenblas.* libc10.*"
+check "$zf_torch" "$common libtorch1.13 libssl3" "$build_only"
+[ $status -eq 0 ] && echo "OK runtime packages of $zf (no LibTorch) and $zf_torch"
 exit $status
