@@ -97,7 +97,13 @@ struct Batcher::Metrics {
                            .Name("zf_inference_max_batch_rows")
                            .Help("Rows per network batch at most (the batcher's max_batch).")
                            .Register(registry)
-                           .Add({})) {
+                           .Add({})),
+        max_delay_seconds(metrics::BuildGauge()
+                              .Name("zf_inference_max_delay_seconds")
+                              .Help("How long the oldest queued row waits for a fuller batch at "
+                                    "most (the batcher's max_delay).")
+                              .Register(registry)
+                              .Add({})) {
     max_batch_rows.Set(static_cast<double>(max_batch));
   }
 
@@ -118,6 +124,7 @@ struct Batcher::Metrics {
   metrics::Gauge& queued_rows;
   metrics::Gauge& model_version;
   metrics::Gauge& max_batch_rows;
+  metrics::Gauge& max_delay_seconds;
 };
 
 absl::Status Batcher::Options::Validate() const {
@@ -144,12 +151,22 @@ absl::Status Batcher::Options::Validate() const {
   if (num_workers < 1) {
     return absl::InvalidArgumentError(absl::StrCat("num_workers must be >= 1, got ", num_workers));
   }
+  if (tuning.has_value()) ZF_RETURN_IF_ERROR(tuning->Validate());
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<Batcher>> Batcher::Create(Options options) {
   ZF_RETURN_IF_ERROR(options.Validate());
-  std::unique_ptr<Batcher> batcher(new Batcher(std::move(options)));
+  std::optional<BatchTuner> tuner;
+  if (options.tuning.has_value()) {
+    Clock& clock = options.clock != nullptr ? *options.clock : *RealClock();
+    ZF_ASSIGN_OR_RETURN(
+        std::vector<BatchCostPoint> curve,
+        BatchTuner::Profile(*options.backend, options.max_batch, *options.tuning, clock));
+    ZF_ASSIGN_OR_RETURN(tuner,
+                        BatchTuner::Create(options.max_batch, *options.tuning, std::move(curve)));
+  }
+  std::unique_ptr<Batcher> batcher(new Batcher(std::move(options), std::move(tuner)));
   absl::MutexLock lock(&batcher->join_mu_);
   for (int i = 0; i < batcher->options_.num_workers; ++i) {
     Batcher* self = batcher.get();
@@ -158,16 +175,61 @@ absl::StatusOr<std::unique_ptr<Batcher>> Batcher::Create(Options options) {
   return batcher;
 }
 
-Batcher::Batcher(Options options)
+Batcher::Batcher(Options options, std::optional<BatchTuner> tuner)
     : options_(std::move(options)),
       spec_(options_.backend->spec()),
       clock_(options_.clock != nullptr ? options_.clock : RealClock()),
-      backend_(std::move(options_.backend)) {
+      backend_(std::move(options_.backend)),
+      max_batch_(options_.max_batch),
+      max_delay_(options_.max_delay),
+      tuner_(std::move(tuner)) {
   // options_.backend is now null: a swapped-out model must not be kept alive by the options.
   if (options_.registry != nullptr) {
     metrics_ = std::make_unique<Metrics>(*options_.registry, options_.max_batch);
     metrics_->model_version.Set(static_cast<double>(backend_->version()));
   }
+  absl::MutexLock lock(&mu_);
+  last_retune_ = clock_->Now();
+  if (tuner_.has_value()) {
+    SetLimits(tuner_->Choose(0));
+  } else {
+    SetLimits({options_.max_batch, options_.max_delay});
+  }
+}
+
+void Batcher::SetLimits(BatchLimits limits) {
+  max_batch_ = limits.max_batch;
+  max_delay_ = limits.max_delay;
+  if (metrics_ != nullptr) {
+    metrics_->max_batch_rows.Set(static_cast<double>(max_batch_));
+    metrics_->max_delay_seconds.Set(absl::ToDoubleSeconds(max_delay_));
+  }
+}
+
+void Batcher::Retune(int rows, absl::Time start, absl::Time end) {
+  if (!tuner_.has_value()) return;
+  tuner_->Observe(rows, absl::ToDoubleSeconds(end - start));
+  const absl::Duration elapsed = end - last_retune_;
+  if (elapsed < tuner_->options().retune_interval) return;
+  const double arrival = static_cast<double>(rows_submitted_ - rows_submitted_at_retune_) /
+                         absl::ToDoubleSeconds(elapsed);
+  last_retune_ = end;
+  rows_submitted_at_retune_ = rows_submitted_;
+  const int64_t cap = std::max<int64_t>(1, peak_outstanding_ / options_.num_workers);
+  peak_outstanding_ = queued_rows_ + rows_in_batches_;
+  const int before = max_batch_;
+  SetLimits(tuner_->Choose(arrival, static_cast<int>(std::min<int64_t>(cap, options_.max_batch))));
+  if (max_batch_ != before) {
+    ZF_LOG(INFO) << "batcher: max_batch " << before << " -> " << max_batch_ << " (max_delay "
+                 << absl::FormatDuration(max_delay_) << ", " << static_cast<int64_t>(arrival)
+                 << " rows/s arriving, at most " << cap << " rows outstanding per worker; cost "
+                 << "by batch size " << tuner_->CurveString() << ")";
+  }
+}
+
+std::string Batcher::tuning_curve() const {
+  absl::MutexLock lock(&mu_);
+  return tuner_.has_value() ? tuner_->CurveString() : "";
 }
 
 Batcher::~Batcher() { Close(); }
@@ -210,6 +272,8 @@ absl::Status Batcher::Submit(std::vector<uint8_t> planes, int rows, DoneCallback
       queue_.push_back(std::make_shared<Request>(std::move(planes), rows, std::move(done),
                                                  clock_->Now(), spec_));
       queued_rows_ += rows;
+      rows_submitted_ += rows;
+      peak_outstanding_ = std::max(peak_outstanding_, queued_rows_ + rows_in_batches_);
       if (metrics_ != nullptr) metrics_->queued_rows.Set(static_cast<double>(queued_rows_));
     }
   }
@@ -252,13 +316,13 @@ bool Batcher::TakeBatch(std::vector<Slice>* slices, std::shared_ptr<Backend>* ba
       continue;
     }
     const Request* front = queue_.front().get();
-    const absl::Time deadline = front->submitted + options_.max_delay;
+    const absl::Time deadline = front->submitted + max_delay_;
     *now = clock_->Now();
-    if (queued_rows_ >= options_.max_batch || *now >= deadline) break;
+    if (queued_rows_ >= max_batch_ || *now >= deadline) break;
     // Wait for the delay to run out, unless the batch fills, the front request is taken by
     // another worker (the deadline then changes), or the batcher closes.
     auto changed = [this, front]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return closed_ || queued_rows_ >= options_.max_batch || queue_.empty() ||
+      return closed_ || queued_rows_ >= max_batch_ || queue_.empty() ||
              queue_.front().get() != front;
     };
     ++workers_awaiting_delay_;
@@ -267,13 +331,13 @@ bool Batcher::TakeBatch(std::vector<Slice>* slices, std::shared_ptr<Backend>* ba
   }
 
   int taken = 0;
-  while (taken < options_.max_batch && !queue_.empty()) {
+  while (taken < max_batch_ && !queue_.empty()) {
     const std::shared_ptr<Request>& request = queue_.front();
     const int left = request->rows - request->next_row;
-    const int room = options_.max_batch - taken;
+    const int room = max_batch_ - taken;
     // A request that fits in one batch is never split (so one model computes all its rows);
     // only a request larger than max_batch is cut, to fill the batch.
-    if (left > room && request->rows <= options_.max_batch) break;
+    if (left > room && request->rows <= max_batch_) break;
     const int count = std::min(left, room);
     slices->push_back(Slice{request, request->next_row, count});
     request->next_row += count;
@@ -281,6 +345,7 @@ bool Batcher::TakeBatch(std::vector<Slice>* slices, std::shared_ptr<Backend>* ba
     if (request->next_row == request->rows) queue_.pop_front();
   }
   queued_rows_ -= taken;
+  rows_in_batches_ += taken;
   if (metrics_ != nullptr) metrics_->queued_rows.Set(static_cast<double>(queued_rows_));
   *backend = backend_;
   ++batches_in_flight_;
@@ -343,7 +408,9 @@ void Batcher::WorkerLoop() {
       ++batches_completed_;
       if (status.ok()) rows_evaluated_ += rows;
       compute_time_ += end - start;
+      rows_in_batches_ -= rows;
       if (--forward_passes_running_ == 0) busy_time_ += end - busy_since_;
+      if (status.ok()) Retune(rows, start, end);
     }
     row = 0;
     for (const Slice& slice : slices) {
@@ -434,6 +501,8 @@ Batcher::Stats Batcher::stats() const {
   stats.busy_seconds = absl::ToDoubleSeconds(busy_time_);
   if (forward_passes_running_ > 0)
     stats.busy_seconds += absl::ToDoubleSeconds(clock_->Now() - busy_since_);
+  stats.max_batch = max_batch_;
+  stats.max_delay = max_delay_;
   return stats;
 }
 

@@ -33,6 +33,13 @@
 //     when it was taken, so in-flight batches finish on the old model (kept alive by shared_ptr),
 //     the next batch uses the new one, and no request fails because of a swap. Every answer
 //     carries the version of the backend that computed it.
+//   - Self-tuning (Options::tuning set): Create measures the backend's forward cost per batch
+//     size (BatchTuner::Profile, inference_server/batch_tuner.h) before the workers start, and
+//     the batcher chooses max_batch (at most Options::max_batch, now a ceiling) and max_delay
+//     (Options::max_delay is then unused) itself; every retune_interval the worker finishing a
+//     batch re-chooses them from the costs of the batches served, the rows/s submitted and the
+//     most rows outstanding at once (max_batch at most that over num_workers: callers with a
+//     bounded number of rows in flight cannot fill more, and the workers should pipeline).
 //   - Close fails every queued row with CANCELLED, lets in-flight batches finish normally, and
 //     joins the workers.
 //
@@ -53,7 +60,9 @@
 //   zf_inference_request_seconds          histogram: Submit to completion, per request
 //   zf_inference_queued_rows              gauge: rows waiting in the queue
 //   zf_inference_model_version            gauge: version of the current backend
-//   zf_inference_max_batch_rows           gauge: max_batch (batch fill = mean batch rows / this)
+//   zf_inference_max_batch_rows           gauge: max_batch (batch fill = mean batch rows / this),
+//                                         the tuner's choice when tuning
+//   zf_inference_max_delay_seconds        gauge: max_delay, the tuner's choice when tuning
 // Times are read from Options::clock.
 //
 // Thread-safety: thread-safe. Submit, SwapBackend, stats and Close may be called from any thread.
@@ -63,6 +72,8 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -75,6 +86,7 @@
 #include "common/metrics/registry.h"
 #include "common/thread.h"
 #include "inference_server/backend.h"
+#include "inference_server/batch_tuner.h"
 
 namespace zf::inference {
 
@@ -115,10 +127,12 @@ class Batcher {
     Clock* clock = nullptr;
     // Not owned; nullptr exports no metrics.
     metrics::Registry* registry = nullptr;
+    // Set: the batcher tunes max_batch (up to `max_batch`) and max_delay itself (see above).
+    std::optional<BatchTunerOptions> tuning;
 
     // Returns: InvalidArgument naming the bad field: no backend, a bad backend spec, max_batch
     // < 1 or above the backend's max_batch(), negative max_delay, max_request_rows < 1,
-    // max_queued_rows < max_request_rows, num_workers < 1.
+    // max_queued_rows < max_request_rows, num_workers < 1, bad tuning options.
     absl::Status Validate() const;
   };
 
@@ -139,10 +153,14 @@ class Batcher {
     // the duty cycle of the device (the share of time a forward pass is in flight).
     double compute_seconds = 0;
     double busy_seconds = 0;
+    // The limits in force: the options', or the tuner's latest choice.
+    int max_batch = 0;
+    absl::Duration max_delay;
   };
 
-  // Validates the options and starts the workers.
-  // Returns the batcher, or InvalidArgument (see Options::Validate).
+  // Validates the options, profiles the backend when tuning, and starts the workers.
+  // Returns the batcher, or InvalidArgument (see Options::Validate), or the backend's error
+  // from profiling.
   static absl::StatusOr<std::unique_ptr<Batcher>> Create(Options options);
 
   // Close()s: blocks until in-flight batches finish and the workers are joined.
@@ -183,13 +201,18 @@ class Batcher {
   const ModelSpec& spec() const { return spec_; }
   // The current backend's version.
   int64_t model_version() const ABSL_LOCKS_EXCLUDED(mu_);
+  // The tuner's cost curve as CurveString() writes it ("" when not tuning).
+  std::string tuning_curve() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   struct Request;  // an accepted request and its completion state
   struct Slice;    // a run of one request's rows inside a batch
   struct Metrics;
 
-  explicit Batcher(Options options);
+  Batcher(Options options, std::optional<BatchTuner> tuner);
+  // Records one batch's cost with the tuner and, every retune_interval, applies its choice.
+  void Retune(int rows, absl::Time start, absl::Time end) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SetLimits(BatchLimits limits) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Blocks until a batch is ready (see the algorithm), then takes it: fills `slices`, `backend`
   // and `now`. Returns false, with nothing taken, once the batcher is closed.
@@ -221,6 +244,16 @@ class Batcher {
   absl::Time busy_since_ ABSL_GUARDED_BY(mu_);
   absl::Duration busy_time_ ABSL_GUARDED_BY(mu_);
   absl::Duration compute_time_ ABSL_GUARDED_BY(mu_);
+  // The limits TakeBatch applies: the options', or the tuner's.
+  int max_batch_ ABSL_GUARDED_BY(mu_);
+  absl::Duration max_delay_ ABSL_GUARDED_BY(mu_);
+  std::optional<BatchTuner> tuner_ ABSL_GUARDED_BY(mu_);
+  int64_t rows_submitted_ ABSL_GUARDED_BY(mu_) = 0;  // accepted by Submit, ever
+  int64_t rows_in_batches_ ABSL_GUARDED_BY(mu_) = 0;  // taken into batches not yet finished
+  // The most rows outstanding (queued or in batches) at once since the last retune.
+  int64_t peak_outstanding_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t rows_submitted_at_retune_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Time last_retune_ ABSL_GUARDED_BY(mu_);
 
   // Serializes joining the workers between concurrent Close calls. Never held with mu_.
   absl::Mutex join_mu_ ABSL_ACQUIRED_BEFORE(mu_);

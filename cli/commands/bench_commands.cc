@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli/abuse_bench.h"
+#include "cli/commands/inference_commands.h"
 #include "cli/common_flags.h"
 #include "cli/json.h"
 #include "common/host_info.h"
@@ -45,6 +46,7 @@ ABSL_FLAG(double, peak_tflops, 0,
           "name)");
 
 ABSL_DECLARE_FLAG(int, max_batch);
+ABSL_DECLARE_FLAG(int64_t, max_delay_us);
 ABSL_DECLARE_FLAG(int64_t, capacity);
 ABSL_DECLARE_FLAG(int, games_per_worker);
 
@@ -55,7 +57,7 @@ std::vector<std::string> BenchFlags() {
           "in_flight",    "baseline_threads", "intra_op_threads", "capacity",     "inserters",
           "dir",          "device",           "precision",        "cuda_graphs",  "peak_tflops",
           "idle_streams", "slow_sockets",     "abandoned",        "well_behaved", "max_rss_mib",
-          "transport"};
+          "transport",    "batch_tuning",     "batch_latency_ms", "max_delay_us"};
 }
 
 absl::Status RunBenchAbuse() {
@@ -93,6 +95,12 @@ absl::Status RunBenchInference() {
   options.device = absl::GetFlag(FLAGS_device);
   options.precision = absl::GetFlag(FLAGS_precision);
   options.cuda_graphs = absl::GetFlag(FLAGS_cuda_graphs);
+  ZF_ASSIGN_OR_RETURN(std::optional<inference::BatchTunerOptions> tuning, BatchTuningFromFlags());
+  options.batch_tuning = tuning.has_value();
+  if (tuning.has_value()) {
+    options.batch_latency_ms = absl::ToDoubleMilliseconds(tuning->latency_target);
+  }
+  options.max_delay_us = static_cast<int>(absl::GetFlag(FLAGS_max_delay_us));
   options.peak_tflops = absl::GetFlag(FLAGS_peak_tflops);
   ZF_RETURN_IF_ERROR(options.Validate());
   ZF_ASSIGN_OR_RETURN(inference::InferenceBenchResult result,
@@ -192,7 +200,9 @@ std::vector<Command> BenchCommands() {
        "stall and abandon streams",
        "zf bench mcts --game G [--sims N] [--seconds S] [--json]\n"
        "  zf bench inference [--game G] [--blocks B] [--filters F] [--max_batch N] [--streams S] "
-       "[--rows R] [--in_flight K] [--baseline_threads P] [--intra_op_threads N] [--seconds T] "
+       "[--rows R] [--in_flight K] [--batch_tuning auto|off] [--batch_latency_ms L] "
+       "[--max_delay_us D] "
+       "[--baseline_threads P] [--intra_op_threads N] [--seconds T] "
        "[--json]\n"
        "  zf bench replay [--capacity N] [--inserters K] [--seconds S] [--dir DIR] [--json]\n"
        "  zf bench abuse [--game G] [--idle_streams N] [--slow_sockets N] [--abandoned N] "

@@ -32,10 +32,18 @@
 #include "model/game_network.h"
 #include "model/inference_session.h"
 
-ABSL_FLAG(int, max_batch, 256, "inference: rows per network batch at most (1..65536)");
+ABSL_FLAG(int, max_batch, 256,
+          "inference: rows per network batch at most (1..65536); with --batch_tuning=auto the "
+          "ceiling of the batcher's own choice");
 ABSL_FLAG(int64_t, max_delay_us, 2000,
           "inference: how long the first queued row waits for others, in microseconds "
-          "(0..1000000)");
+          "(0..1000000); used with --batch_tuning=off");
+ABSL_FLAG(std::string, batch_tuning, "auto",
+          "inference: auto (measure the forward pass per batch size at start-up and choose "
+          "max_batch and max_delay, adapting while serving) or off (--max_batch and "
+          "--max_delay_us as given)");
+ABSL_FLAG(double, batch_latency_ms, 20,
+          "inference --batch_tuning=auto: a forward pass may take at most this long (0..10000]");
 
 namespace zf::cli {
 namespace {
@@ -55,6 +63,25 @@ absl::StatusOr<Model> LoadModel(const std::string& checkpoint, const std::string
                            .cuda_graphs = absl::GetFlag(FLAGS_cuda_graphs),
                            .concurrency = absl::GetFlag(FLAGS_workers)});
 }
+
+}  // namespace
+
+absl::StatusOr<std::optional<inference::BatchTunerOptions>> BatchTuningFromFlags() {
+  const std::string mode = absl::GetFlag(FLAGS_batch_tuning);
+  const double latency_ms = absl::GetFlag(FLAGS_batch_latency_ms);
+  if (mode == "off") return std::nullopt;
+  if (mode != "auto") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--batch_tuning must be auto or off, got \"", mode, "\""));
+  }
+  if (!(latency_ms > 0 && latency_ms <= 10000)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--batch_latency_ms must be in (0, 10000], got ", latency_ms));
+  }
+  return inference::BatchTunerOptions{.latency_target = absl::Microseconds(latency_ms * 1000)};
+}
+
+namespace {
 
 absl::Status RunInference(const std::vector<std::string>& args) {
   if (!args.empty()) {
@@ -105,6 +132,7 @@ absl::Status RunInference(const std::vector<std::string>& args) {
   };
   options.batcher.max_batch = max_batch;
   options.batcher.max_delay = absl::Microseconds(absl::GetFlag(FLAGS_max_delay_us));
+  ZF_ASSIGN_OR_RETURN(options.batcher.tuning, BatchTuningFromFlags());
   options.batcher.num_workers = absl::GetFlag(FLAGS_workers);
   options.batcher.max_request_rows = std::max(4096, max_batch);
   options.batcher.max_queued_rows = 8 * int64_t{options.batcher.max_request_rows};
@@ -117,6 +145,12 @@ absl::Status RunInference(const std::vector<std::string>& args) {
   metrics::RegisterBuildInfo(server->registry(), "inference");
   ZF_LOG(INFO) << "inference: listening on port " << server->port()
                << " (NOT_SERVING until warmed up)";
+  if (const std::string curve = server->batcher().tuning_curve(); !curve.empty()) {
+    const inference::Batcher::Stats stats = server->batcher().stats();
+    ZF_LOG(INFO) << "inference: forward pass by batch size " << curve
+                 << "; batcher chose max_batch " << stats.max_batch << ", max_delay "
+                 << absl::FormatDuration(stats.max_delay);
+  }
   if (server->metrics_port() != 0) {
     ZF_LOG(INFO) << "inference: metrics on " << options_metrics_listen_host << ":"
                  << server->metrics_port();
@@ -171,13 +205,15 @@ absl::Status RunInference(const std::vector<std::string>& args) {
   std::cout << absl::StrFormat(
                    "{\"event\": \"inference_stopped\", \"seconds\": %.3f, \"batches\": %d, "
                    "\"rows\": %d, \"mean_batch\": %.2f, \"compute_seconds\": %.3f, "
-                   "\"busy_seconds\": %.3f, \"duty_cycle\": %.4f}",
+                   "\"busy_seconds\": %.3f, \"duty_cycle\": %.4f, \"max_batch\": %d, "
+                   "\"max_delay_ms\": %.3f}",
                    wall, stats.batches_completed, stats.rows_evaluated,
                    stats.batches_completed > 0
                        ? static_cast<double>(stats.rows_evaluated) / stats.batches_completed
                        : 0.0,
                    stats.compute_seconds, stats.busy_seconds,
-                   wall > 0 ? stats.busy_seconds / wall : 0.0)
+                   wall > 0 ? stats.busy_seconds / wall : 0.0, stats.max_batch,
+                   absl::ToDoubleMilliseconds(stats.max_delay))
             << std::endl;
   ZF_LOG(INFO) << "inference: stopped";
   return absl::OkStatus();
@@ -190,12 +226,14 @@ std::vector<Command> InferenceCommands() {
       {"inference",
        "serve a network over gRPC with dynamic batching until SIGINT/SIGTERM (SIGHUP reloads)",
        "zf inference --listen ADDR (--checkpoint FILE | --game G [--blocks B] [--filters F] "
-       "[--seed S]) [--max_batch N] [--max_delay_us N] [--workers N] [--metrics_listen ADDR] "
+       "[--seed S]) [--max_batch N] [--batch_tuning auto|off] [--batch_latency_ms L] "
+       "[--max_delay_us N] [--workers N] [--metrics_listen ADDR] "
        "[--model_service ADDR] [--device cpu|cuda|cuda:N|auto] [--precision auto|fp32|bf16|fp16] "
        "[--cuda_graphs=true|false]",
-       WithLogFileFlag(WithTlsFlags({"listen", "checkpoint", "game", "blocks", "filters", "seed",
-                                     "max_batch", "max_delay_us", "workers", "metrics_listen",
-                                     "model_service", "device", "precision", "cuda_graphs"})),
+       WithLogFileFlag(
+           WithTlsFlags({"listen", "checkpoint", "game", "blocks", "filters", "seed", "max_batch",
+                         "max_delay_us", "batch_tuning", "batch_latency_ms", "workers",
+                         "metrics_listen", "model_service", "device", "precision", "cuda_graphs"})),
        RunInference},
   };
 }

@@ -69,6 +69,7 @@ METRICS = {
     "zf_inference_request_seconds", "zf_inference_queued_rows", "zf_inference_model_version",
     "zf_inference_open_streams", "zf_inference_streams_total",
     "zf_inference_responses_dropped_total", "zf_inference_max_batch_rows",
+    "zf_inference_max_delay_seconds",
     # replay
     "zf_replay_positions_stored", "zf_replay_games_stored", "zf_replay_inserts_total",
     "zf_replay_inserted_positions_total", "zf_replay_duplicates_total",

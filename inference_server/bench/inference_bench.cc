@@ -133,6 +133,11 @@ absl::Status InferenceBenchOptions::Validate() const {
   ZF_RETURN_IF_ERROR(range("in_flight", in_flight, 1, 64));
   ZF_RETURN_IF_ERROR(range("baseline_threads", baseline_threads, 1, 256));
   ZF_RETURN_IF_ERROR(range("intra_op_threads", intra_op_threads, 1, 256));
+  if (!(batch_latency_ms > 0 && batch_latency_ms <= 10000)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--batch_latency_ms must be in (0, 10000], got ", batch_latency_ms));
+  }
+  ZF_RETURN_IF_ERROR(range("max_delay_us", max_delay_us, 0, 1000000));
   if (transport != "tcp" && transport != "unix") {
     return absl::InvalidArgumentError(
         absl::StrCat("--transport must be tcp or unix, got \"", transport, "\""));
@@ -181,7 +186,11 @@ absl::StatusOr<InferenceBenchResult> RunInferenceBench(const InferenceBenchOptio
                       TorchBackend::Create({.session = session, .max_batch = f.max_batch}));
   so.game = config.name;
   so.batcher.max_batch = f.max_batch;
-  so.batcher.max_delay = absl::Microseconds(500);
+  so.batcher.max_delay = absl::Microseconds(f.max_delay_us);
+  if (f.batch_tuning) {
+    so.batcher.tuning =
+        BatchTunerOptions{.latency_target = absl::Microseconds(f.batch_latency_ms * 1000)};
+  }
   so.batcher.num_workers = kWorkers;
   ZF_ASSIGN_OR_RETURN(std::unique_ptr<InferenceServer> server,
                       InferenceServer::Create(std::move(so)));
@@ -236,6 +245,9 @@ absl::StatusOr<InferenceBenchResult> RunInferenceBench(const InferenceBenchOptio
   const double served_seconds = absl::ToDoubleSeconds(absl::Now() - start);
   stop.store(true);
   const Batcher::Stats after = server->batcher().stats();
+  result.served_max_batch = after.max_batch;
+  result.served_max_delay_ms = absl::ToDoubleMilliseconds(after.max_delay);
+  result.tuning_curve = server->batcher().tuning_curve();
   for (auto& c : clients) c->Close();
   server->Shutdown();
   result.evals_per_sec = served_rows / served_seconds;
@@ -307,14 +319,17 @@ std::string FormatInferenceBenchJson(const InferenceBenchResult& r) {
       "\"seconds\": %.3f, "
       "\"evals_per_sec\": %.1f, \"mean_batch\": %.2f, \"p50_ms\": %.3f, \"p99_ms\": %.3f, "
       "\"serving_efficiency\": %.3f, \"efficiency_at_batch\": %d, \"failed_requests\": %d, "
+      "\"batch_tuning\": %s, \"batch_latency_ms\": %.3f, \"max_delay_us\": %d, "
+      "\"served_max_batch\": %d, \"served_max_delay_ms\": %.3f, \"tuning_curve\": %s, "
       "\"baseline_threads\": %d, "
       "\"baseline_evals_per_sec\": %.1f, \"batching_speedup\": %.2f}\n",
       Json(r.device), Json(r.precision), f.cuda_graphs ? "true" : "false", r.flops_per_position,
       r.peak_tflops, Json(r.cpu_model), r.cores, f.intra_op_threads, Json(r.game), Json(r.shape),
       f.blocks, f.filters, raw_json, f.streams, f.rows, f.in_flight, f.max_batch, Json(f.transport),
       f.seconds, r.evals_per_sec, r.mean_batch, r.p50_ms, r.p99_ms, r.serving_efficiency,
-      r.efficiency_at_batch, r.failed_requests, f.baseline_threads, r.baseline_evals_per_sec,
-      r.batching_speedup);
+      r.efficiency_at_batch, r.failed_requests, f.batch_tuning ? "true" : "false",
+      f.batch_latency_ms, f.max_delay_us, r.served_max_batch, r.served_max_delay_ms,
+      Json(r.tuning_curve), f.baseline_threads, r.baseline_evals_per_sec, r.batching_speedup);
 }
 
 std::string FormatInferenceBenchTable(const InferenceBenchResult& r) {
@@ -342,6 +357,14 @@ std::string FormatInferenceBenchTable(const InferenceBenchResult& r) {
                 r.failed_requests == 0 ? ""
                                        : absl::StrCat("; ", r.failed_requests,
                                                       " requests failed and ended their streams")));
+  absl::StrAppend(
+      &out, f.batch_tuning
+                ? absl::StrFormat("    batcher tuned itself: max_batch %d, max_delay %.2f ms "
+                                  "(ceiling %d, latency target %.1f ms); cost by batch size %s\n",
+                                  r.served_max_batch, r.served_max_delay_ms, f.max_batch,
+                                  f.batch_latency_ms, r.tuning_curve)
+                : absl::StrFormat("    batcher as set: max_batch %d, max_delay %.2f ms\n",
+                                  r.served_max_batch, r.served_max_delay_ms));
   absl::StrAppend(
       &out, absl::StrFormat("(3) baseline: %d threads, own model copy each, batch 1: "
                             "%.1f evals/s; batching speedup %.2f\n",

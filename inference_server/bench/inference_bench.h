@@ -44,6 +44,12 @@ struct InferenceBenchOptions {
   // The device's peak rate in the arithmetic used, TFLOP/s, for the "share of peak" column;
   // 0: looked up from the GPU's name for H100/H200/A100 (dense bf16), else not reported.
   double peak_tflops = 0;
+  // The server's batcher (2): with batch_tuning it chooses max_batch (up to `max_batch`) and
+  // max_delay itself (inference_server/batch_tuner.h), forward passes at most batch_latency_ms;
+  // without, max_batch and max_delay_us are used as given.
+  bool batch_tuning = true;
+  double batch_latency_ms = 20;
+  int max_delay_us = 500;
 
   // Returns: OK; InvalidArgument naming the field and value.
   absl::Status Validate() const;
@@ -69,6 +75,10 @@ struct InferenceBenchResult {
   // Requests of (2) answered with an error (e.g. the server's queue full); each one ends its
   // stream's submissions, so fewer streams than asked kept requests in flight.
   int64_t failed_requests = 0;
+  // The batcher's limits at the end of (2): the tuner's choice, or the options'.
+  int served_max_batch = 0;
+  double served_max_delay_ms = 0;
+  std::string tuning_curve;           // BatchTuner::CurveString(), "" without tuning
   double baseline_evals_per_sec = 0;  // (3)
   double batching_speedup = 0;
 };

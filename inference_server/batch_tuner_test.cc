@@ -1,0 +1,262 @@
+// BatchTuner and the self-tuning Batcher against backends whose cost curves are known: each Run
+// advances a FakeClock by cost(rows), so profiles and choices are exact and instant.
+#include "inference_server/batch_tuner.h"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "common/clock.h"
+#include "common/metrics/registry.h"
+#include "common/status_macros.h"
+#include "common/testing/status_matchers.h"
+#include "common/testing/wait.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "inference_server/batcher.h"
+#include "inference_server/fake_backend.h"
+
+namespace zf::inference {
+namespace {
+
+using ::zf::testing::StatusIs;
+using Cost = std::function<absl::Duration(int rows)>;
+
+// FakeBackend's answers; each Run moves `clock` forward by cost(rows) (no real time passes).
+class CurveBackend : public Backend {
+ public:
+  CurveBackend(FakeClock* clock, Cost cost) : clock_(clock), cost_(std::move(cost)) {}
+  const ModelSpec& spec() const override { return spec_; }
+  int max_batch() const override { return 1024; }
+  int64_t version() const override { return 1; }
+  absl::Status Run(std::span<const uint8_t> planes, int batch, std::span<float> policy_logits,
+                   std::span<float> wdl) override {
+    ZF_RETURN_IF_ERROR(ValidateRunArguments(spec_, max_batch(), planes, batch, policy_logits, wdl));
+    for (int i = 0; i < batch; ++i) {
+      FakeBackend::Evaluate(1, planes.subspan(i * spec_.PlaneSize(), spec_.PlaneSize()),
+                            policy_logits.subspan(i * spec_.num_actions, spec_.num_actions),
+                            wdl.subspan(i * 3, 3));
+    }
+    absl::Duration cost;
+    {
+      absl::MutexLock lock(&mu_);
+      cost = cost_(batch);
+    }
+    clock_->AdvanceTime(cost);
+    return absl::OkStatus();
+  }
+  void SetCost(Cost cost) {
+    absl::MutexLock lock(&mu_);
+    cost_ = std::move(cost);
+  }
+
+ private:
+  const ModelSpec spec_{.input_channels = 2, .board_height = 3, .board_width = 3, .num_actions = 9};
+  FakeClock* const clock_;
+  absl::Mutex mu_;
+  Cost cost_ ABSL_GUARDED_BY(mu_);
+};
+
+// A CPU-like curve: 1 ms fixed + 0.1 ms per row up to 16 rows, then 0.3 ms per further row
+// (caches spill): the cost per row is lowest at 16.
+absl::Duration CpuLike(int rows) {
+  const double ms = 1.0 + 0.1 * std::min(rows, 16) + 0.3 * std::max(0, rows - 16);
+  return absl::Microseconds(static_cast<int64_t>(ms * 1000));
+}
+
+// A GPU-like curve: flat 2 ms up to 256 rows, then linear (the device is full).
+absl::Duration GpuLike(int rows) { return absl::Microseconds(2000 * std::max(1.0, rows / 256.0)); }
+
+TEST(BatchTunerTest, ProfileMeasuresEachPowerOfTwoUpToTheCeiling) {
+  FakeClock clock;
+  CurveBackend backend(&clock, CpuLike);
+  BatchTunerOptions options;
+  ASSERT_OK_AND_ASSIGN(std::vector<BatchCostPoint> curve,
+                       BatchTuner::Profile(backend, 48, options, clock));
+  std::vector<int> rows;
+  for (const BatchCostPoint& p : curve) rows.push_back(p.rows);
+  EXPECT_THAT(rows, ::testing::ElementsAre(1, 2, 4, 8, 16, 32, 48));
+  for (const BatchCostPoint& p : curve) {
+    EXPECT_NEAR(p.seconds, absl::ToDoubleSeconds(CpuLike(p.rows)), 1e-9) << p.rows;
+  }
+}
+
+TEST(BatchTunerTest, ProfileStopsAfterTheFirstSizeOverTheLatencyTarget) {
+  FakeClock clock;
+  CurveBackend backend(&clock, CpuLike);
+  BatchTunerOptions options;
+  options.latency_target = absl::Milliseconds(7);  // 32 rows take 7.4 ms
+  ASSERT_OK_AND_ASSIGN(std::vector<BatchCostPoint> curve,
+                       BatchTuner::Profile(backend, 1024, options, clock));
+  EXPECT_EQ(curve.back().rows, 32);
+}
+
+TEST(BatchTunerTest, ChoosesTheBatchWithTheLowestCostPerRow) {
+  FakeClock clock;
+  for (const auto& [cost, expected] :
+       std::vector<std::pair<Cost, int>>{{CpuLike, 16}, {GpuLike, 256}}) {
+    CurveBackend backend(&clock, cost);
+    BatchTunerOptions options;
+    options.latency_target = absl::Milliseconds(50);
+    ASSERT_OK_AND_ASSIGN(std::vector<BatchCostPoint> curve,
+                         BatchTuner::Profile(backend, 1024, options, clock));
+    ASSERT_OK_AND_ASSIGN(BatchTuner tuner, BatchTuner::Create(1024, options, curve));
+    EXPECT_EQ(tuner.Choose(0).max_batch, expected) << tuner.CurveString();
+  }
+}
+
+TEST(BatchTunerTest, TheLatencyTargetCapsTheBatch) {
+  FakeClock clock;
+  CurveBackend backend(&clock, GpuLike);
+  BatchTunerOptions options;
+  options.latency_target = absl::Milliseconds(5);  // 512 rows take 4 ms, 1024 take 8 ms
+  ASSERT_OK_AND_ASSIGN(std::vector<BatchCostPoint> curve,
+                       BatchTuner::Profile(backend, 1024, options, clock));
+  ASSERT_OK_AND_ASSIGN(BatchTuner tuner, BatchTuner::Create(1024, options, curve));
+  // 256 and 512 rows cost the same per row within the tolerance: the smaller wins.
+  EXPECT_EQ(tuner.Choose(0).max_batch, 256);
+  options.latency_target = absl::Milliseconds(1);  // nothing fits: one row at a time
+  ASSERT_OK_AND_ASSIGN(BatchTuner tight, BatchTuner::Create(1024, options, curve));
+  EXPECT_EQ(tight.Choose(0).max_batch, 1);
+  EXPECT_EQ(tight.Choose(0).max_delay, absl::ZeroDuration());
+}
+
+TEST(BatchTunerTest, TheDelayIsTheFillTimeAtMostOneForwardPass) {
+  BatchTunerOptions options;
+  options.latency_target = absl::Milliseconds(50);
+  // 16 rows: 2.6 ms per pass.
+  ASSERT_OK_AND_ASSIGN(
+      BatchTuner tuner,
+      BatchTuner::Create(
+          64, options,
+          {{1, 0.0011}, {2, 0.0012}, {4, 0.0014}, {8, 0.0018}, {16, 0.0026}, {32, 0.0074}}));
+  EXPECT_EQ(tuner.Choose(0).max_batch, 16);
+  EXPECT_EQ(tuner.Choose(0).max_delay, absl::Microseconds(2600));     // unknown rate
+  EXPECT_EQ(tuner.Choose(1000).max_delay, absl::Microseconds(2600));  // 16 ms to fill
+  EXPECT_EQ(tuner.Choose(16000).max_delay, absl::Milliseconds(1));    // 1 ms to fill
+  EXPECT_EQ(tuner.Choose(1e9).max_delay, absl::Nanoseconds(16));      // floods: no wait
+}
+
+TEST(BatchTunerTest, ObservationsScaleTheCurveAndTheLatencyCapFollows) {
+  BatchTunerOptions options;
+  options.latency_target = absl::Milliseconds(5);
+  options.smoothing = 0.5;
+  ASSERT_OK_AND_ASSIGN(
+      BatchTuner tuner,
+      BatchTuner::Create(
+          32, options,
+          {{1, 0.001}, {2, 0.0011}, {4, 0.0012}, {8, 0.0014}, {16, 0.0018}, {32, 0.0040}}));
+  EXPECT_EQ(tuner.Choose(0).max_batch, 16);
+  // Batches of 16 (and of 18: within 25% above, scaled to 16) take 3x their profiled time.
+  for (int i = 0; i < 20; ++i) tuner.Observe(i % 2 ? 16 : 18, i % 2 ? 0.0054 : 0.006075);
+  EXPECT_NEAR(tuner.slowdown(), 3.0, 1e-3);
+  EXPECT_NEAR(tuner.curve()[2].seconds, 0.0036, 1e-6);  // 4 rows: scaled like the rest
+  // 16 rows now take 5.4 ms, over the 5 ms target: the cheapest per row that fits is 8.
+  EXPECT_EQ(tuner.Choose(0).max_batch, 8);
+  EXPECT_NEAR(absl::ToDoubleSeconds(tuner.Choose(0).max_delay), 0.0008, 1e-6);  // 5 - 4.2 ms
+  // A batch of 12 is too far above 8 to say anything.
+  tuner.Observe(12, 1.0);
+  EXPECT_NEAR(tuner.slowdown(), 3.0, 1e-3);
+}
+
+TEST(BatchTunerTest, RejectsBadInput) {
+  BatchTunerOptions options;
+  EXPECT_THAT(BatchTuner::Create(8, options, {}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, ::testing::_));
+  EXPECT_THAT(BatchTuner::Create(8, options, {{2, 0.1}}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, ::testing::_));
+  EXPECT_THAT(BatchTuner::Create(8, options, {{1, 0.1}, {16, 0.2}}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("at most 8")));
+  options.tolerance = 1.5;
+  EXPECT_THAT(BatchTuner::Create(8, options, {{1, 0.1}}).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("tolerance")));
+}
+
+// The batcher with tuning: chooses at Create, exports its choice, adapts while serving.
+TEST(BatchTunerTest, TheBatcherTunesItselfAndFollowsTheDevice) {
+  FakeClock clock;
+  auto backend = std::make_shared<CurveBackend>(&clock, CpuLike);
+  metrics::Registry registry;
+  Batcher::Options options;
+  options.backend = backend;
+  options.max_batch = 256;
+  options.max_delay = absl::Seconds(5);  // unused when tuning
+  options.clock = &clock;
+  options.registry = &registry;
+  options.num_workers = 1;
+  options.tuning = BatchTunerOptions{.latency_target = absl::Milliseconds(10),
+                                     .smoothing = 0.5,
+                                     .retune_interval = absl::Milliseconds(20)};
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Batcher> batcher, Batcher::Create(options));
+  EXPECT_EQ(batcher->stats().max_batch, 16);
+  EXPECT_EQ(batcher->stats().max_delay, CpuLike(16));
+  EXPECT_THAT(registry.Serialize(), ::testing::HasSubstr("zf_inference_max_batch_rows 16"));
+  EXPECT_THAT(registry.Serialize(), ::testing::HasSubstr("zf_inference_max_delay_seconds 0.0026"));
+
+  // The device gets 5x slower (a CPU shared with actors): 16 rows take 13 ms, over the
+  // 10 ms target; 8 rows take 9 ms.
+  backend->SetCost([](int rows) { return 5 * CpuLike(rows); });
+  const int64_t plane = batcher->spec().PlaneSize();
+  std::atomic<int> done{0};
+  int submitted = 0;
+  for (int round = 0; round < 200 && batcher->stats().max_batch == 16; ++round) {
+    for (int i = 0; i < 16; ++i, ++submitted) {
+      ASSERT_OK(batcher->Submit(std::vector<uint8_t>(plane, 1), 1,
+                                [&](absl::StatusOr<Evaluation> e) { done += e.ok(); }));
+    }
+    ASSERT_TRUE(testing::WaitFor([&] { return done == submitted; }, absl::Seconds(10)));
+  }
+  EXPECT_EQ(batcher->stats().max_batch, 8) << batcher->tuning_curve();
+  EXPECT_THAT(registry.Serialize(), ::testing::HasSubstr("zf_inference_max_batch_rows 8"));
+}
+
+// Callers that keep only 8 rows in flight: with 2 workers each batch takes at most 4, so one
+// worker computes while the other fills.
+TEST(BatchTunerTest, RowsInFlightCapTheBatchSoWorkersPipeline) {
+  FakeClock clock;
+  Batcher::Options options;
+  options.backend = std::make_shared<CurveBackend>(&clock, CpuLike);
+  options.max_batch = 256;
+  options.clock = &clock;
+  options.num_workers = 2;
+  options.tuning = BatchTunerOptions{.latency_target = absl::Milliseconds(10),
+                                     .retune_interval = absl::Milliseconds(20)};
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Batcher> batcher, Batcher::Create(options));
+  EXPECT_EQ(batcher->stats().max_batch, 16);
+  const int64_t plane = batcher->spec().PlaneSize();
+  std::atomic<int> done{0};
+  int submitted = 0;
+  for (int round = 0; round < 200 && batcher->stats().max_batch != 4; ++round) {
+    for (int i = 0; i < 8; ++i, ++submitted) {
+      ASSERT_OK(batcher->Submit(std::vector<uint8_t>(plane, 1), 1,
+                                [&](absl::StatusOr<Evaluation> e) { done += e.ok(); }));
+    }
+    // The rows wait for max_delay (fake time): move it on until they are answered.
+    ASSERT_TRUE(testing::WaitFor(
+        [&] {
+          clock.AdvanceTime(absl::Milliseconds(1));
+          return done == submitted;
+        },
+        absl::Seconds(10)));
+  }
+  EXPECT_EQ(batcher->stats().max_batch, 4);
+}
+
+TEST(BatchTunerTest, WithoutTuningTheOptionsApply) {
+  FakeClock clock;
+  Batcher::Options options;
+  options.backend = std::make_shared<CurveBackend>(&clock, CpuLike);
+  options.max_batch = 64;
+  options.max_delay = absl::Milliseconds(3);
+  options.clock = &clock;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Batcher> batcher, Batcher::Create(options));
+  EXPECT_EQ(batcher->stats().max_batch, 64);
+  EXPECT_EQ(batcher->stats().max_delay, absl::Milliseconds(3));
+  EXPECT_EQ(batcher->tuning_curve(), "");
+}
+
+}  // namespace
+}  // namespace zf::inference
