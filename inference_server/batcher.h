@@ -248,7 +248,7 @@ class Batcher {
   int max_batch_ ABSL_GUARDED_BY(mu_);
   absl::Duration max_delay_ ABSL_GUARDED_BY(mu_);
   std::optional<BatchTuner> tuner_ ABSL_GUARDED_BY(mu_);
-  int64_t rows_submitted_ ABSL_GUARDED_BY(mu_) = 0;  // accepted by Submit, ever
+  int64_t rows_submitted_ ABSL_GUARDED_BY(mu_) = 0;   // accepted by Submit, ever
   int64_t rows_in_batches_ ABSL_GUARDED_BY(mu_) = 0;  // taken into batches not yet finished
   // The most rows outstanding (queued or in batches) at once since the last retune.
   int64_t peak_outstanding_ ABSL_GUARDED_BY(mu_) = 0;
