@@ -130,6 +130,25 @@ BatchLimits BatchTuner::Choose(double arrival_rows_per_second, int cap) const {
   return limits;
 }
 
+double BatchTuner::Seconds(int rows) const {
+  const BatchCostPoint* below = &profile_.front();
+  for (const BatchCostPoint& p : profile_) {
+    if (p.rows == rows) return p.seconds * slowdown_;
+    if (p.rows > rows) {
+      const double f = static_cast<double>(rows - below->rows) / (p.rows - below->rows);
+      return (below->seconds + f * (p.seconds - below->seconds)) * slowdown_;
+    }
+    below = &p;
+  }
+  return below->seconds * rows / below->rows * slowdown_;
+}
+
+absl::Duration BatchTuner::WorthWaiting(int queued, int max_batch) const {
+  if (queued < 1 || queued >= max_batch) return absl::ZeroDuration();
+  const double wait = max_batch * Seconds(queued) / queued - Seconds(max_batch);
+  return wait > 0 ? absl::Seconds(wait) : absl::ZeroDuration();
+}
+
 std::string BatchTuner::CurveString() const {
   std::string out;
   for (const BatchCostPoint& p : curve()) {

@@ -162,6 +162,32 @@ TEST(BatchTunerTest, ObservationsScaleTheCurveAndTheLatencyCapFollows) {
   EXPECT_NEAR(tuner.slowdown(), 3.0, 1e-3);
 }
 
+TEST(BatchTunerTest, WaitsOnlyWhileWaitingLowersTheCostPerRow) {
+  FakeClock clock;
+  BatchTunerOptions options;
+  options.latency_target = absl::Milliseconds(50);
+  CurveBackend cpu(&clock, CpuLike);
+  ASSERT_OK_AND_ASSIGN(std::vector<BatchCostPoint> cpu_curve,
+                       BatchTuner::Profile(cpu, 64, options, clock));
+  ASSERT_OK_AND_ASSIGN(BatchTuner tuner, BatchTuner::Create(64, options, cpu_curve));
+  auto ms = [](absl::Duration d) { return absl::ToDoubleMilliseconds(d); };
+  // t(16) = 2.6 ms. 1 row: 16 x 1.1 - 2.6; 8 rows: 16 x 1.8 / 8 - 2.6; 12 rows (t(12) = 2.2 ms,
+  // between the points): 16 x 2.2 / 12 - 2.6.
+  EXPECT_NEAR(ms(tuner.WorthWaiting(1, 16)), 15.0, 1e-6);
+  EXPECT_NEAR(ms(tuner.WorthWaiting(8, 16)), 1.0, 1e-6);
+  EXPECT_NEAR(ms(tuner.WorthWaiting(12, 16)), 16 * 2.2 / 12 - 2.6, 1e-6);
+  EXPECT_EQ(tuner.WorthWaiting(16, 16), absl::ZeroDuration());
+  // Beyond 16 rows the cost per row rises: waiting for 32 never pays.
+  EXPECT_EQ(tuner.WorthWaiting(16, 32), absl::ZeroDuration());
+
+  CurveBackend gpu(&clock, GpuLike);
+  ASSERT_OK_AND_ASSIGN(std::vector<BatchCostPoint> gpu_curve,
+                       BatchTuner::Profile(gpu, 256, options, clock));
+  ASSERT_OK_AND_ASSIGN(BatchTuner flat, BatchTuner::Create(256, options, gpu_curve));
+  EXPECT_NEAR(ms(flat.WorthWaiting(128, 256)), 2.0, 1e-6);  // 256 x 2 / 128 - 2
+  EXPECT_NEAR(ms(flat.WorthWaiting(8, 256)), 62.0, 1e-6);
+}
+
 TEST(BatchTunerTest, RejectsBadInput) {
   BatchTunerOptions options;
   EXPECT_THAT(BatchTuner::Create(8, options, {}).status(),

@@ -316,14 +316,20 @@ bool Batcher::TakeBatch(std::vector<Slice>* slices, std::shared_ptr<Backend>* ba
       continue;
     }
     const Request* front = queue_.front().get();
-    const absl::Time deadline = front->submitted + max_delay_;
+    absl::Duration wait = max_delay_;
+    if (tuner_.has_value()) {
+      wait = std::min(wait, tuner_->WorthWaiting(static_cast<int>(queued_rows_), max_batch_));
+    }
+    const absl::Time deadline = front->submitted + wait;
     *now = clock_->Now();
     if (queued_rows_ >= max_batch_ || *now >= deadline) break;
     // Wait for the delay to run out, unless the batch fills, the front request is taken by
-    // another worker (the deadline then changes), or the batcher closes.
-    auto changed = [this, front]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    // another worker (the deadline then changes), rows arrive (the tuner's wait changes with
+    // them), or the batcher closes.
+    const int64_t seen_rows = queued_rows_;
+    auto changed = [this, front, seen_rows]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       return closed_ || queued_rows_ >= max_batch_ || queue_.empty() ||
-             queue_.front().get() != front;
+             queue_.front().get() != front || queued_rows_ != seen_rows;
     };
     ++workers_awaiting_delay_;
     clock_->AwaitWithDeadline(&mu_, absl::Condition(&changed), deadline);

@@ -39,7 +39,9 @@
 //     (Options::max_delay is then unused) itself; every retune_interval the worker finishing a
 //     batch re-chooses them from the costs of the batches served, the rows/s submitted and the
 //     most rows outstanding at once (max_batch at most that over num_workers: callers with a
-//     bounded number of rows in flight cannot fill more, and the workers should pipeline).
+//     bounded number of rows in flight cannot fill more, and the workers should pipeline). A
+//     free worker then waits for more rows only while waiting lowers the cost per row
+//     (BatchTuner::WorthWaiting), at most max_delay.
 //   - Close fails every queued row with CANCELLED, lets in-flight batches finish normally, and
 //     joins the workers.
 //

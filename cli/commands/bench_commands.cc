@@ -9,8 +9,10 @@
 
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "cli/abuse_bench.h"
 #include "cli/commands/inference_commands.h"
 #include "cli/common_flags.h"
@@ -32,6 +34,8 @@ ABSL_FLAG(std::string, transport, "tcp",
 ABSL_FLAG(int, baseline_threads, 8,
           "bench inference: threads of the batch-1 baseline, each with its own model (1..256)");
 ABSL_FLAG(int, intra_op_threads, 1, "bench inference: LibTorch intra-op threads (1..256)");
+ABSL_FLAG(std::string, stream_counts, "10,100,1000",
+          "bench streams: the numbers of client streams to measure, increasing (each 1..20000)");
 ABSL_FLAG(int, inserters, 16, "bench replay: threads inserting games (1..256)");
 ABSL_FLAG(int, idle_streams, 1000,
           "bench abuse: Evaluate streams opened and left idle (0..100000)");
@@ -57,7 +61,7 @@ std::vector<std::string> BenchFlags() {
           "in_flight",    "baseline_threads", "intra_op_threads", "capacity",     "inserters",
           "dir",          "device",           "precision",        "cuda_graphs",  "peak_tflops",
           "idle_streams", "slow_sockets",     "abandoned",        "well_behaved", "max_rss_mib",
-          "transport",    "batch_tuning",     "batch_latency_ms", "max_delay_us"};
+          "transport",    "batch_tuning",     "batch_latency_ms", "max_delay_us", "stream_counts"};
 }
 
 absl::Status RunBenchAbuse() {
@@ -111,6 +115,32 @@ absl::Status RunBenchInference() {
   return absl::OkStatus();
 }
 
+absl::Status RunBenchStreams() {
+  inference::StreamsBenchOptions options;
+  options.server_binary = "/proc/self/exe";
+  options.game = absl::GetFlag(FLAGS_game);
+  options.blocks = absl::GetFlag(FLAGS_blocks);
+  options.filters = absl::GetFlag(FLAGS_filters);
+  options.rows = absl::GetFlag(FLAGS_rows);
+  options.in_flight = absl::GetFlag(FLAGS_in_flight);
+  options.seconds = absl::GetFlag(FLAGS_seconds);
+  options.streams.clear();
+  for (absl::string_view count :
+       absl::StrSplit(absl::GetFlag(FLAGS_stream_counts), ',', absl::SkipEmpty())) {
+    int n = 0;
+    if (!absl::SimpleAtoi(count, &n)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--stream_counts: \"", count, "\" is not a number"));
+    }
+    options.streams.push_back(n);
+  }
+  ZF_ASSIGN_OR_RETURN(inference::StreamsBenchResult result, inference::RunStreamsBench(options));
+  std::cout << (absl::GetFlag(FLAGS_json) ? inference::FormatStreamsBenchJson(result)
+                                          : inference::FormatStreamsBenchTable(result))
+            << std::flush;
+  return absl::OkStatus();
+}
+
 absl::Status RunBenchReplay() {
   replay::ReplayBenchOptions options;
   options.capacity = absl::GetFlag(FLAGS_capacity);
@@ -131,6 +161,7 @@ namespace {
 absl::Status RunBench(const std::vector<std::string>& args) {
   if (args.size() == 1 && args[0] == "inference") return RunBenchInference();
   if (args.size() == 1 && args[0] == "replay") return RunBenchReplay();
+  if (args.size() == 1 && args[0] == "streams") return RunBenchStreams();
   if (args.size() == 1 && args[0] == "abuse") return RunBenchAbuse();
   if (!args.empty() && args[0] == "selfplay") {
     return RunBenchSelfplay(std::vector<std::string>(args.begin() + 1, args.end()));
@@ -138,9 +169,10 @@ absl::Status RunBench(const std::vector<std::string>& args) {
   if (args.size() != 1 || args[0] != "mcts") {
     return absl::InvalidArgumentError(
         args.empty()
-            ? "which benchmark? usage: zf bench mcts|inference|replay|selfplay|abuse [--json]"
+            ? "which benchmark? usage: zf bench mcts|inference|streams|replay|selfplay|abuse "
+              "[--json]"
             : absl::StrCat("unknown benchmark \"", args[0],
-                           "\"; benchmarks: mcts, inference, replay, selfplay, abuse"));
+                           "\"; benchmarks: mcts, inference, streams, replay, selfplay, abuse"));
   }
   ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
   int sims = absl::GetFlag(FLAGS_sims);
@@ -193,7 +225,9 @@ std::vector<Command> BenchCommands() {
   return {
       {"bench",
        "benchmarks; 'zf bench mcts': MCTS simulations per second on one thread; 'zf bench "
-       "inference': batched gRPC serving vs raw and batch-1 baseline; 'zf bench replay': shard "
+       "inference': batched gRPC serving vs raw and batch-1 baseline; 'zf bench streams': one "
+       "inference server process under 10, 100, 1,000 ... client streams (memory, threads, "
+       "throughput); 'zf bench replay': shard "
        "insert/sample throughput and memory; 'zf bench selfplay': P actor processes served by one "
        "inference server vs P batch-1 local actors; 'zf bench abuse': an inference server's "
        "well-behaved clients while others open thousands of streams, send oversized messages, "
@@ -204,6 +238,8 @@ std::vector<Command> BenchCommands() {
        "[--max_delay_us D] "
        "[--baseline_threads P] [--intra_op_threads N] [--seconds T] "
        "[--json]\n"
+       "  zf bench streams [--stream_counts 10,100,1000] [--game G] [--blocks B] [--filters F] "
+       "[--rows R] [--in_flight K] [--seconds T] [--json]\n"
        "  zf bench replay [--capacity N] [--inserters K] [--seconds S] [--dir DIR] [--json]\n"
        "  zf bench abuse [--game G] [--idle_streams N] [--slow_sockets N] [--abandoned N] "
        "[--well_behaved N] [--rows R] [--seconds S] [--max_rss_mib M] [--json]\n"

@@ -5,11 +5,15 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,6 +21,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
@@ -24,6 +29,7 @@
 #include "absl/time/time.h"
 #include "common/host_info.h"
 #include "common/status_macros.h"
+#include "common/testing/background_process.h"
 #include "common/thread.h"
 #include "games/registry.h"
 #include "inference_server/client/remote_evaluator_client.h"
@@ -113,6 +119,64 @@ absl::StatusOr<double> RawThroughput(const model::InferenceSession& session, int
   }
   if (failed.load()) return absl::InternalError("forward pass failed");
   return runs.load() * batch / absl::ToDoubleSeconds(absl::Now() - start);
+}
+
+struct LoadResult {
+  int64_t rows = 0;    // evaluated within the window
+  int64_t failed = 0;  // requests answered with an error (each ends its client's submissions)
+  double seconds = 0;
+  double p50_ms = 0;
+  double p99_ms = 0;
+};
+
+// Each client keeps `in_flight` requests of `rows` rows in flight (an answer submits the next)
+// for `seconds`; `at_end` runs at the end of the window, before the clients are closed. Closes
+// the clients (their unanswered requests complete as Cancelled) before returning.
+LoadResult DriveClients(std::vector<std::unique_ptr<RemoteEvaluatorClient>>& clients,
+                        const std::vector<uint8_t>& planes, int rows, int in_flight, double seconds,
+                        const std::function<void()>& at_end) {
+  absl::Mutex mu;
+  std::vector<double> latencies_ms;
+  std::atomic<int64_t> evaluated{0};
+  std::atomic<int64_t> failed{0};
+  std::atomic<bool> stop{false};
+  std::function<void(size_t)> submit = [&](size_t s) {
+    const absl::Time t0 = absl::Now();
+    (void)clients[s]->Submit(
+        planes, rows, [&, s, t0](absl::StatusOr<RemoteEvaluatorClient::Result> r) {
+          if (r.ok() && !stop.load()) {
+            evaluated.fetch_add(r->rows);
+            {
+              absl::MutexLock lock(&mu);
+              latencies_ms.push_back(absl::ToDoubleMilliseconds(absl::Now() - t0));
+            }
+            submit(s);
+          } else if (!r.ok() && !stop.load()) {
+            failed.fetch_add(1);
+          }
+        });
+  };
+  const absl::Time start = absl::Now();
+  for (size_t s = 0; s < clients.size(); ++s) {
+    for (int k = 0; k < in_flight; ++k) submit(s);
+  }
+  absl::SleepFor(absl::Seconds(seconds));  // the measuring window (a benchmark, not a test)
+  LoadResult result;
+  result.rows = evaluated.load();
+  result.failed = failed.load();
+  result.seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  at_end();
+  stop.store(true);
+  for (auto& c : clients) c->Close();
+  absl::MutexLock lock(&mu);
+  std::sort(latencies_ms.begin(), latencies_ms.end());
+  auto pct = [&](double p) {
+    return latencies_ms.empty() ? 0.0
+                                : latencies_ms[static_cast<size_t>(p * (latencies_ms.size() - 1))];
+  };
+  result.p50_ms = pct(0.5);
+  result.p99_ms = pct(0.99);
+  return result;
 }
 
 }  // namespace
@@ -207,63 +271,21 @@ absl::StatusOr<InferenceBenchResult> RunInferenceBench(const InferenceBenchOptio
                         RemoteEvaluatorClient::Create(co));
     clients.push_back(std::move(client));
   }
-  absl::Mutex mu;
-  std::vector<double> latencies_ms;
-  std::atomic<int64_t> evaluated{0};
-  std::atomic<int64_t> failed{0};  // answered with an error: that stream stops submitting
-  std::atomic<bool> stop{false};
-  std::atomic<int> outstanding{0};
-  const std::vector<uint8_t> planes = Planes(f.rows, shape.PlaneSize(), 7);
-  // Each answer submits the next request on the same client, keeping K in flight per client.
-  std::function<void(int)> submit = [&](int s) {
-    const absl::Time t0 = absl::Now();
-    outstanding.fetch_add(1);
-    absl::Status st = clients[s]->Submit(
-        planes, f.rows, [&, s, t0](absl::StatusOr<RemoteEvaluatorClient::Result> r) {
-          if (r.ok() && !stop.load()) {
-            evaluated.fetch_add(r->rows);
-            {
-              absl::MutexLock lock(&mu);
-              latencies_ms.push_back(absl::ToDoubleMilliseconds(absl::Now() - t0));
-            }
-            submit(s);
-          } else if (!r.ok() && !stop.load()) {
-            failed.fetch_add(1);
-          }
-          outstanding.fetch_sub(1);
-        });
-    if (!st.ok()) outstanding.fetch_sub(1);
-  };
   const Batcher::Stats before = server->batcher().stats();
-  const absl::Time start = absl::Now();
-  for (int s = 0; s < f.streams; ++s) {
-    for (int k = 0; k < f.in_flight; ++k) submit(s);
-  }
-  absl::SleepFor(absl::Seconds(f.seconds));  // the measuring window (a benchmark, not a test)
-  const int64_t served_rows = evaluated.load();
-  result.failed_requests = failed.load();
-  const double served_seconds = absl::ToDoubleSeconds(absl::Now() - start);
-  stop.store(true);
-  const Batcher::Stats after = server->batcher().stats();
+  Batcher::Stats after;
+  const LoadResult load =
+      DriveClients(clients, Planes(f.rows, shape.PlaneSize(), 7), f.rows, f.in_flight, f.seconds,
+                   [&] { after = server->batcher().stats(); });
+  result.failed_requests = load.failed;
   result.served_max_batch = after.max_batch;
   result.served_max_delay_ms = absl::ToDoubleMilliseconds(after.max_delay);
   result.tuning_curve = server->batcher().tuning_curve();
-  for (auto& c : clients) c->Close();
   server->Shutdown();
-  result.evals_per_sec = served_rows / served_seconds;
+  result.evals_per_sec = load.rows / load.seconds;
   result.mean_batch = static_cast<double>(after.rows_evaluated - before.rows_evaluated) /
                       std::max<int64_t>(1, after.batches_completed - before.batches_completed);
-  {
-    absl::MutexLock lock(&mu);
-    std::sort(latencies_ms.begin(), latencies_ms.end());
-    auto pct = [&](double p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
-      return latencies_ms.empty()
-                 ? 0.0
-                 : latencies_ms[static_cast<size_t>(p * (latencies_ms.size() - 1))];
-    };
-    result.p50_ms = pct(0.5);
-    result.p99_ms = pct(0.99);
-  }
+  result.p50_ms = load.p50_ms;
+  result.p99_ms = load.p99_ms;
   auto nearest =
       std::min_element(result.raw.begin(), result.raw.end(), [&](const auto& a, const auto& b) {
         return std::abs(a.first - result.mean_batch) < std::abs(b.first - result.mean_batch);
@@ -370,6 +392,179 @@ std::string FormatInferenceBenchTable(const InferenceBenchResult& r) {
                             "%.1f evals/s; batching speedup %.2f\n",
                             f.baseline_threads, r.baseline_evals_per_sec, r.batching_speedup));
   return out;
+}
+
+namespace {
+
+// A field of /proc/PID/status ("VmRSS:" in kB, "Threads:"), or 0.
+int64_t ProcStatus(int pid, const std::string& field) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field, 0) == 0) {
+      int64_t value = 0;
+      std::istringstream(line.substr(field.size())) >> value;
+      return value;
+    }
+  }
+  return 0;
+}
+
+// The port from `zf inference`'s "... on port N" line, or 0.
+int ServedPort(const std::string& out) {
+  const size_t at = out.find(" on port ");
+  if (at == std::string::npos) return 0;
+  size_t end = at + 9;
+  while (end < out.size() && absl::ascii_isdigit(static_cast<unsigned char>(out[end]))) ++end;
+  int port = 0;
+  return absl::SimpleAtoi(out.substr(at + 9, end - at - 9), &port) ? port : 0;
+}
+
+}  // namespace
+
+absl::Status StreamsBenchOptions::Validate() const {
+  if (server_binary.empty()) return absl::InvalidArgumentError("server_binary is required");
+  if (streams.empty()) return absl::InvalidArgumentError("--streams: at least one count");
+  for (size_t i = 0; i < streams.size(); ++i) {
+    if (streams[i] < 1 || streams[i] > 20000 || (i > 0 && streams[i] <= streams[i - 1])) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--streams: increasing counts in 1..20000, got ", streams[i]));
+    }
+  }
+  if (rows < 1 || rows > 4096) {
+    return absl::InvalidArgumentError(absl::StrCat("--rows must be in 1..4096, got ", rows));
+  }
+  if (in_flight < 1 || in_flight > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--in_flight must be in 1..64, got ", in_flight));
+  }
+  if (!(seconds >= 0.1 && seconds <= 600)) {
+    return absl::InvalidArgumentError(absl::StrCat("--seconds must be in 0.1..600, got ", seconds));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<StreamsBenchResult> RunStreamsBench(const StreamsBenchOptions& f) {
+  ZF_RETURN_IF_ERROR(f.Validate());
+  ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(f.game));
+  const model::NetworkShape shape = games::VisitGame(config, [&](const auto& game) {
+    return model::NetworkShapeForGame(game, f.blocks, f.filters);
+  });
+  ZF_RETURN_IF_ERROR(shape.Validate());
+  StreamsBenchResult result;
+  result.options = f;
+  result.game = config.name;
+  result.cpu_model = CpuModelName();
+  result.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+
+  const std::string dir = absl::StrCat("/tmp/zf-bench-streams-", getpid());
+  std::filesystem::create_directories(dir);
+  absl::Cleanup remove_dir = [&] { std::filesystem::remove_all(dir); };
+  ZF_ASSIGN_OR_RETURN(
+      std::unique_ptr<testing::BackgroundProcess> server,
+      testing::BackgroundProcess::Start(
+          {f.server_binary, "inference", "--listen=127.0.0.1:0", "--game=" + config.name,
+           absl::StrCat("--blocks=", f.blocks), absl::StrCat("--filters=", f.filters), "--seed=1",
+           "--log_file=" + dir + "/server.log"},
+          dir + "/server"));
+  int port = 0;
+  const absl::Time give_up = absl::Now() + absl::Seconds(120);
+  while ((port = ServedPort(server->Stdout())) == 0) {
+    if (!server->Running() || absl::Now() > give_up) {
+      return absl::InternalError(absl::StrCat("zf inference did not start: ", server->Stderr()));
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  const int pid = server->pid();
+  const std::vector<uint8_t> planes = Planes(f.rows, shape.PlaneSize(), 7);
+  for (int n : f.streams) {
+    StreamsBenchStep step;
+    step.streams = n;
+    absl::SleepFor(absl::Seconds(1));  // the previous step's streams are gone
+    step.rss_before_bytes = ProcStatus(pid, "VmRSS:") * 1024;
+    step.threads_before = static_cast<int>(ProcStatus(pid, "Threads:"));
+    std::vector<std::unique_ptr<RemoteEvaluatorClient>> clients;
+    const absl::Time c0 = absl::Now();
+    for (int s = 0; s < n; ++s) {
+      RemoteEvaluatorClient::Options co;
+      co.target = absl::StrCat("127.0.0.1:", port);
+      co.input_channels = shape.input_channels;
+      co.board_height = shape.board_height;
+      co.board_width = shape.board_width;
+      ZF_ASSIGN_OR_RETURN(std::unique_ptr<RemoteEvaluatorClient> client,
+                          RemoteEvaluatorClient::Create(co));
+      clients.push_back(std::move(client));
+    }
+    // Idle: every stream open, nothing sent.
+    const absl::Time open_by = absl::Now() + absl::Seconds(120);
+    for (const auto& c : clients) {
+      while (c->streams_opened() < 1 && absl::Now() < open_by) {
+        absl::SleepFor(absl::Milliseconds(5));
+      }
+    }
+    step.connect_seconds = absl::ToDoubleSeconds(absl::Now() - c0);
+    absl::SleepFor(absl::Seconds(1));
+    step.rss_idle_bytes = ProcStatus(pid, "VmRSS:") * 1024;
+    step.threads_idle = static_cast<int>(ProcStatus(pid, "Threads:"));
+    step.idle_bytes_per_stream =
+        static_cast<double>(step.rss_idle_bytes - step.rss_before_bytes) / n;
+    const LoadResult load = DriveClients(clients, planes, f.rows, f.in_flight, f.seconds, [&] {
+      step.rss_load_bytes = ProcStatus(pid, "VmRSS:") * 1024;
+      step.threads_load = static_cast<int>(ProcStatus(pid, "Threads:"));
+    });
+    clients.clear();
+    step.evals_per_sec = load.rows / load.seconds;
+    step.p50_ms = load.p50_ms;
+    step.p99_ms = load.p99_ms;
+    step.failed_requests = load.failed;
+    result.steps.push_back(step);
+    if (!server->Running()) {
+      return absl::InternalError(absl::StrCat("zf inference died: ", server->Stderr()));
+    }
+  }
+  server->Signal(SIGTERM);
+  (void)server->Wait(absl::Seconds(60));
+  return result;
+}
+
+std::string FormatStreamsBenchTable(const StreamsBenchResult& r) {
+  const StreamsBenchOptions& f = r.options;
+  std::string out = absl::StrFormat(
+      "One zf inference process (%s, %d x %d), N client streams from another process, each its "
+      "own connection; %s (%d cores); load: %d in flight x %d rows per stream, %.1f s\n"
+      "%8s %10s %10s %12s %12s %10s %8s %8s %9s %7s\n",
+      r.game, f.blocks, f.filters, r.cpu_model, r.cores, f.in_flight, f.rows, f.seconds, "streams",
+      "connect s", "RSS MiB", "idle KiB/st", "idle threads", "evals/s", "p50 ms", "p99 ms",
+      "load RSS", "failed");
+  for (const StreamsBenchStep& s : r.steps) {
+    absl::StrAppendFormat(&out, "%8d %10.2f %10.1f %12.1f %12d %10.1f %8.2f %8.2f %9.1f %7d\n",
+                          s.streams, s.connect_seconds, s.rss_idle_bytes / 1048576.0,
+                          s.idle_bytes_per_stream / 1024.0, s.threads_idle, s.evals_per_sec,
+                          s.p50_ms, s.p99_ms, s.rss_load_bytes / 1048576.0, s.failed_requests);
+  }
+  return out;
+}
+
+std::string FormatStreamsBenchJson(const StreamsBenchResult& r) {
+  const StreamsBenchOptions& f = r.options;
+  std::string steps;
+  for (const StreamsBenchStep& s : r.steps) {
+    absl::StrAppendFormat(
+        &steps,
+        "%s{\"streams\": %d, \"connect_seconds\": %.3f, \"rss_before_bytes\": %d, "
+        "\"rss_idle_bytes\": %d, \"rss_load_bytes\": %d, \"threads_before\": %d, "
+        "\"threads_idle\": %d, \"threads_load\": %d, \"idle_bytes_per_stream\": %.0f, "
+        "\"evals_per_sec\": %.1f, \"p50_ms\": %.3f, \"p99_ms\": %.3f, \"failed_requests\": %d}",
+        steps.empty() ? "" : ", ", s.streams, s.connect_seconds, s.rss_before_bytes,
+        s.rss_idle_bytes, s.rss_load_bytes, s.threads_before, s.threads_idle, s.threads_load,
+        s.idle_bytes_per_stream, s.evals_per_sec, s.p50_ms, s.p99_ms, s.failed_requests);
+  }
+  return absl::StrFormat(
+      "{\"benchmark\": \"streams\", \"game\": %s, \"blocks\": %d, \"filters\": %d, "
+      "\"rows_per_request\": %d, \"in_flight\": %d, \"seconds\": %.3f, \"cpu\": %s, "
+      "\"cores\": %d, \"steps\": [%s]}\n",
+      Json(r.game), f.blocks, f.filters, f.rows, f.in_flight, f.seconds, Json(r.cpu_model), r.cores,
+      steps);
 }
 
 }  // namespace zf::inference

@@ -98,4 +98,55 @@ std::string FormatInferenceBenchTable(const InferenceBenchResult& result);
 // baseline_threads, baseline_evals_per_sec, batching_speedup, seconds.
 std::string FormatInferenceBenchJson(const InferenceBenchResult& result);
 
+// `zf bench streams`: one `zf inference` process (the server alone in its process, so its memory
+// and threads are its own) driven by N client streams from this process, for each N in
+// `streams`: first idle (each client has opened its stream and sends nothing), then each keeping
+// `in_flight` requests of `rows` rows in flight for `seconds`. Every client has its own
+// connection (RemoteEvaluatorClient), as actors on different hosts would.
+struct StreamsBenchOptions {
+  std::string server_binary;  // run as `server_binary inference ...`: zf or zf-torch
+  std::string game = "connect4";
+  int blocks = 2;
+  int filters = 32;
+  std::vector<int> streams = {10, 100, 1000};  // each 1..20000, increasing
+  int rows = 2;                                // 1..4096
+  int in_flight = 1;                           // 1..64
+  double seconds = 3;
+
+  // Returns: OK; InvalidArgument naming the field and value.
+  absl::Status Validate() const;
+};
+
+struct StreamsBenchStep {
+  int streams = 0;
+  // The server before the clients connected, with them connected and idle, and at the end of
+  // the load window: resident memory (VmRSS) and threads.
+  int64_t rss_before_bytes = 0;
+  int64_t rss_idle_bytes = 0;
+  int64_t rss_load_bytes = 0;
+  int threads_before = 0;
+  int threads_idle = 0;
+  int threads_load = 0;
+  double idle_bytes_per_stream = 0;  // (rss_idle - rss_before) / streams
+  double evals_per_sec = 0;
+  double p50_ms = 0;
+  double p99_ms = 0;
+  int64_t failed_requests = 0;
+  double connect_seconds = 0;  // until every client's stream was open
+};
+
+struct StreamsBenchResult {
+  StreamsBenchOptions options;
+  std::string game;
+  std::string cpu_model;
+  int cores = 0;
+  std::vector<StreamsBenchStep> steps;
+};
+
+// Returns: the measurements; InvalidArgument for bad options; Internal when the server does not
+// start or dies, or a client cannot be created.
+absl::StatusOr<StreamsBenchResult> RunStreamsBench(const StreamsBenchOptions& options);
+std::string FormatStreamsBenchTable(const StreamsBenchResult& result);
+std::string FormatStreamsBenchJson(const StreamsBenchResult& result);
+
 }  // namespace zf::inference
