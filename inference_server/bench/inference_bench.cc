@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -410,6 +411,24 @@ int64_t ProcStatus(int pid, const std::string& field) {
   return 0;
 }
 
+// User + system CPU seconds of process `pid` so far (/proc/PID/stat), or 0.
+double ProcCpuSeconds(int pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t end_of_name = stat.rfind(')');
+  if (end_of_name == std::string::npos) return 0;
+  std::istringstream fields(stat.substr(end_of_name + 2));
+  std::string field;
+  int64_t utime = 0;
+  int64_t stime = 0;
+  // Fields 3.. after the name: state is 3; utime and stime are 14 and 15.
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14) (void)absl::SimpleAtoi(field, &utime);
+    if (i == 15) (void)absl::SimpleAtoi(field, &stime);
+  }
+  return static_cast<double>(utime + stime) / sysconf(_SC_CLK_TCK);
+}
+
 // The port from `zf inference`'s "... on port N" line, or 0.
 int ServedPort(const std::string& out) {
   const size_t at = out.find(" on port ");
@@ -508,9 +527,13 @@ absl::StatusOr<StreamsBenchResult> RunStreamsBench(const StreamsBenchOptions& f)
     step.threads_idle = static_cast<int>(ProcStatus(pid, "Threads:"));
     step.idle_bytes_per_stream =
         static_cast<double>(step.rss_idle_bytes - step.rss_before_bytes) / n;
+    const double cpu0 = ProcCpuSeconds(pid);
+    const absl::Time t0 = absl::Now();
     const LoadResult load = DriveClients(clients, planes, f.rows, f.in_flight, f.seconds, [&] {
       step.rss_load_bytes = ProcStatus(pid, "VmRSS:") * 1024;
       step.threads_load = static_cast<int>(ProcStatus(pid, "Threads:"));
+      step.server_cpu_cores =
+          (ProcCpuSeconds(pid) - cpu0) / absl::ToDoubleSeconds(absl::Now() - t0);
     });
     clients.clear();
     step.evals_per_sec = load.rows / load.seconds;
@@ -532,15 +555,16 @@ std::string FormatStreamsBenchTable(const StreamsBenchResult& r) {
   std::string out = absl::StrFormat(
       "One zf inference process (%s, %d x %d), N client streams from another process, each its "
       "own connection; %s (%d cores); load: %d in flight x %d rows per stream, %.1f s\n"
-      "%8s %10s %10s %12s %12s %10s %8s %8s %9s %7s\n",
+      "%8s %10s %10s %12s %12s %10s %8s %8s %9s %12s %7s\n",
       r.game, f.blocks, f.filters, r.cpu_model, r.cores, f.in_flight, f.rows, f.seconds, "streams",
       "connect s", "RSS MiB", "idle KiB/st", "idle threads", "evals/s", "p50 ms", "p99 ms",
-      "load RSS", "failed");
+      "load RSS", "server cores", "failed");
   for (const StreamsBenchStep& s : r.steps) {
-    absl::StrAppendFormat(&out, "%8d %10.2f %10.1f %12.1f %12d %10.1f %8.2f %8.2f %9.1f %7d\n",
-                          s.streams, s.connect_seconds, s.rss_idle_bytes / 1048576.0,
-                          s.idle_bytes_per_stream / 1024.0, s.threads_idle, s.evals_per_sec,
-                          s.p50_ms, s.p99_ms, s.rss_load_bytes / 1048576.0, s.failed_requests);
+    absl::StrAppendFormat(
+        &out, "%8d %10.2f %10.1f %12.1f %12d %10.1f %8.2f %8.2f %9.1f %12.2f %7d\n", s.streams,
+        s.connect_seconds, s.rss_idle_bytes / 1048576.0, s.idle_bytes_per_stream / 1024.0,
+        s.threads_idle, s.evals_per_sec, s.p50_ms, s.p99_ms, s.rss_load_bytes / 1048576.0,
+        s.server_cpu_cores, s.failed_requests);
   }
   return out;
 }
@@ -554,10 +578,12 @@ std::string FormatStreamsBenchJson(const StreamsBenchResult& r) {
         "%s{\"streams\": %d, \"connect_seconds\": %.3f, \"rss_before_bytes\": %d, "
         "\"rss_idle_bytes\": %d, \"rss_load_bytes\": %d, \"threads_before\": %d, "
         "\"threads_idle\": %d, \"threads_load\": %d, \"idle_bytes_per_stream\": %.0f, "
-        "\"evals_per_sec\": %.1f, \"p50_ms\": %.3f, \"p99_ms\": %.3f, \"failed_requests\": %d}",
+        "\"evals_per_sec\": %.1f, \"p50_ms\": %.3f, \"p99_ms\": %.3f, \"server_cpu_cores\": %.3f, "
+        "\"failed_requests\": %d}",
         steps.empty() ? "" : ", ", s.streams, s.connect_seconds, s.rss_before_bytes,
         s.rss_idle_bytes, s.rss_load_bytes, s.threads_before, s.threads_idle, s.threads_load,
-        s.idle_bytes_per_stream, s.evals_per_sec, s.p50_ms, s.p99_ms, s.failed_requests);
+        s.idle_bytes_per_stream, s.evals_per_sec, s.p50_ms, s.p99_ms, s.server_cpu_cores,
+        s.failed_requests);
   }
   return absl::StrFormat(
       "{\"benchmark\": \"streams\", \"game\": %s, \"blocks\": %d, \"filters\": %d, "

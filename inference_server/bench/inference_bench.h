@@ -133,6 +133,8 @@ struct StreamsBenchStep {
   double p99_ms = 0;
   int64_t failed_requests = 0;
   double connect_seconds = 0;  // until every client's stream was open
+  // The server's CPU time (user + system) over the load window, in cores: how busy it was.
+  double server_cpu_cores = 0;
 };
 
 struct StreamsBenchResult {
