@@ -112,6 +112,42 @@ TEST(CliBenchTest, InferenceOverAUnixSocket) {
                    "--transport must be tcp or unix");
 }
 
+// The tuner's choice is reported; with tuning off the flags are what the batcher used.
+TEST(CliBenchTest, InferenceReportsTheBatchersLimits) {
+  ProcessResult tuned = Zf({"bench", "inference", "--game", "tictactoe", "--blocks", "1",
+                            "--filters", "8", "--max_batch", "8", "--streams", "2",
+                            "--baseline_threads", "1", "--seconds", "0.2", "--json"});
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.stderr_text;
+  EXPECT_THAT(tuned.stdout_text, HasSubstr("\"batch_tuning\": true"));
+  EXPECT_THAT(tuned.stdout_text, HasSubstr("\"tuning_curve\": \"1:"));
+  ProcessResult fixed =
+      Zf({"bench",          "inference", "--game",      "tictactoe", "--blocks",           "1",
+          "--filters",      "8",         "--max_batch", "4",         "--max_delay_us",     "300",
+          "--batch_tuning", "off",       "--streams",   "2",         "--baseline_threads", "1",
+          "--seconds",      "0.2",       "--json"});
+  ASSERT_EQ(fixed.exit_code, 0) << fixed.stderr_text;
+  EXPECT_THAT(fixed.stdout_text,
+              HasSubstr("\"served_max_batch\": 4, \"served_max_delay_ms\": 0.300"));
+  EXPECT_THAT(fixed.stdout_text, HasSubstr("\"tuning_curve\": \"\""));
+  ExpectUsageError({"bench", "inference", "--batch_tuning", "sometimes"},
+                   "--batch_tuning must be auto or off");
+}
+
+// One server process, streams from this one: every step measured, threads and memory read.
+TEST(CliBenchTest, StreamsJsonHasEveryStep) {
+  ProcessResult r = Zf({"bench", "streams", "--game", "tictactoe", "--blocks", "1", "--filters",
+                        "8", "--stream_counts", "2,5", "--seconds", "0.2", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stdout_text, HasSubstr("\"benchmark\": \"streams\""));
+  EXPECT_THAT(r.stdout_text, HasSubstr("{\"streams\": 2, "));
+  EXPECT_THAT(r.stdout_text, HasSubstr("{\"streams\": 5, "));
+  EXPECT_THAT(r.stdout_text, Not(HasSubstr("\"threads_idle\": 0,")));
+  EXPECT_THAT(r.stdout_text, Not(HasSubstr("\"rss_idle_bytes\": 0,")));
+  EXPECT_THAT(r.stdout_text, Not(HasSubstr("\"evals_per_sec\": 0.0,")));
+  EXPECT_THAT(r.stdout_text, HasSubstr("\"failed_requests\": 0}"));
+  ExpectUsageError({"bench", "streams", "--stream_counts", "5,2"}, "increasing counts");
+}
+
 TEST(CliBenchTest, ReplayJsonHasTheRequiredFields) {
   const std::string dir = ::testing::TempDir() + absl::StrCat("/cli_bench_replay_", getpid());
   ProcessResult r = Zf({"bench", "replay", "--capacity", "10000", "--inserters", "2", "--seconds",
