@@ -42,16 +42,8 @@ struct ProcessSample {
 
 ProcessSample ReadProcess(pid_t pid) {
   ProcessSample s;
-  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
-  std::string line;
-  while (std::getline(in, line)) {
-    int64_t value = 0;
-    if (line.rfind("VmRSS:", 0) == 0 && absl::SimpleAtoi(line.substr(6, line.size() - 9), &value)) {
-      s.rss_mib = value / 1024.0;
-    } else if (line.rfind("Threads:", 0) == 0) {
-      (void)absl::SimpleAtoi(line.substr(8), &s.threads);
-    }
-  }
+  s.rss_mib = ProcStatusField(std::to_string(pid), "VmRSS") / 1024.0;
+  s.threads = static_cast<int>(ProcStatusField(std::to_string(pid), "Threads"));
   return s;
 }
 

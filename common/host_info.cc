@@ -1,6 +1,10 @@
 #include "common/host_info.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 
@@ -23,18 +27,38 @@ std::string CpuModelName() {
   return "unknown CPU";
 }
 
-int64_t PeakResidentBytes(const std::string& pid) {
+int64_t ProcStatusField(const std::string& pid, const std::string& name) {
   std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  const std::string prefix = name + ":";
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) {
-      int64_t kb = 0;
-      std::istringstream fields(line.substr(6));
-      fields >> kb;
-      return kb * 1024;
+    if (line.rfind(prefix, 0) == 0) {
+      int64_t value = 0;
+      std::istringstream fields(line.substr(prefix.size()));
+      fields >> value;
+      return value;
     }
   }
   return 0;
+}
+
+int64_t PeakResidentBytes(const std::string& pid) { return ProcStatusField(pid, "VmHWM") * 1024; }
+
+double ProcessCpuSeconds(const std::string& pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
+  const std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t end_of_name = stat.rfind(')');  // the name may hold spaces and parentheses
+  if (end_of_name == std::string::npos || end_of_name + 2 > stat.size()) return 0;
+  std::istringstream fields(stat.substr(end_of_name + 2));
+  std::string field;
+  int64_t utime = 0;
+  int64_t stime = 0;
+  // After the name: field 3 (state) onwards; utime and stime are fields 14 and 15, in ticks.
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14) utime = std::strtoll(field.c_str(), nullptr, 10);
+    if (i == 15) stime = std::strtoll(field.c_str(), nullptr, 10);
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 }  // namespace zf

@@ -17,4 +17,11 @@ std::string CpuModelName();
 // /proc/PID/status; 0 where it cannot be read.
 int64_t PeakResidentBytes(const std::string& pid);
 
+// The number of field `name` of /proc/PID/status (e.g. "VmRSS" and "VmHWM" in kB, "Threads"), or
+// 0 where it cannot be read.
+int64_t ProcStatusField(const std::string& pid, const std::string& name);
+
+// User + system CPU seconds process `pid` has used so far (/proc/PID/stat), or 0.
+double ProcessCpuSeconds(const std::string& pid);
+
 }  // namespace zf

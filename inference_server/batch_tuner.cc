@@ -55,15 +55,18 @@ absl::StatusOr<std::vector<BatchCostPoint>> BatchTuner::Profile(Backend& backend
     planes.assign(static_cast<size_t>(rows * spec.PlaneSize()), 0);
     logits.resize(static_cast<size_t>(rows) * spec.num_actions);
     wdl.resize(static_cast<size_t>(rows) * ModelSpec::kWdlSize);
-    std::vector<double> times;
+    // The fastest of the repeats: what else runs on the machine (a restart's neighbours, a
+    // stalled core) only ever adds time, and the slowdown factor follows the load later.
+    double fastest = std::numeric_limits<double>::infinity();
     for (int i = 0; i <= options.profile_repeats; ++i) {
       const absl::Time start = clock.Now();
       ZF_RETURN_IF_ERROR(backend.Run(planes, rows, logits, wdl));
-      if (i > 0) times.push_back(absl::ToDoubleSeconds(clock.Now() - start));
+      if (i > 0) fastest = std::min(fastest, absl::ToDoubleSeconds(clock.Now() - start));
     }
-    std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-    curve.push_back({rows, times[times.size() / 2]});
-    if (curve.back().seconds > target) break;  // larger batches are slower still
+    curve.push_back({rows, fastest});
+    // Larger batches are slower still; a margin over the target so that one slow size (a
+    // hiccup) does not end the curve.
+    if (curve.back().seconds > 4 * target) break;
   }
   return curve;
 }
@@ -91,7 +94,10 @@ void BatchTuner::Observe(int rows, double seconds) {
     if (p.rows <= rows) point = &p;
   }
   if (point == nullptr || rows * 4 > point->rows * 5 || point->seconds <= 0) return;
-  const double ratio = seconds * point->rows / rows / point->seconds;
+  // One batch moves the factor at most 4x towards it: a forward pass that spanned a SIGSTOP or
+  // a swap storm must not make every batch size look too slow at once.
+  const double ratio =
+      std::clamp(seconds * point->rows / rows / point->seconds / slowdown_, 0.25, 4.0) * slowdown_;
   slowdown_ += options_.smoothing * (ratio - slowdown_);
 }
 

@@ -5,7 +5,9 @@
 // The cost curve holds t(b), the seconds of one forward pass of b rows, at b = 1, 2, 4, ... up
 // to the ceiling (the batcher's Options::max_batch; the ceiling itself when it is not a power of
 // two). Profile measures it on the backend before serving (one discarded run per size, then the
-// median of `profile_repeats`), stopping after the first size slower than the latency target.
+// fastest of `profile_repeats`: load from elsewhere only adds time), stopping after the first
+// size slower than 4x the latency target (a margin, so that one slow size does not end the
+// curve: a profile cut short at 1 row once pinned a restarted server to batches of 1).
 //
 // Choose, given the curve and the rows/s arriving:
 //   feasible   = the sizes with t(b) <= latency_target (size 1 always counts);
@@ -33,9 +35,10 @@
 // device as a whole got slower or faster (a CPU shared with actors, a GPU shared with a learner)
 // and keeps one factor, the ratio of observed to profiled time (an exponential moving average
 // with weight `smoothing` over batches whose size is within 25% above a profiled size, scaled to
-// it). The curve is the profile times that factor: the cost per row keeps its shape, the latency
-// cap and the delay follow the device. A device whose curve changes shape needs a new profile
-// (a restart of the server).
+// it; one batch counts as at most 4x or 1/4 of the current factor, so a forward pass that spanned
+// a stop of the process does not throw the curve). The curve is the profile times that factor: the
+// cost per row keeps its shape, the latency cap and the delay follow the device. A device whose
+// curve changes shape needs a new profile (a restart of the server).
 //
 // Thread-compatible: the batcher calls it under its own lock.
 #pragma once
@@ -81,8 +84,8 @@ struct BatchLimits {
 class BatchTuner {
  public:
   // Measures the cost curve of `backend` up to `ceiling` rows (zero planes), timed on `clock`.
-  // Blocks for the forward passes: about profile_repeats + 1 runs per size, sizes up to the
-  // first one slower than latency_target.
+  // Blocks for the forward passes: profile_repeats + 1 runs per size, sizes up to the first
+  // one slower than 4 x latency_target.
   // Returns: the curve (at least the point of size 1); InvalidArgument for a ceiling below 1 or
   // above backend.max_batch(); the backend's error.
   static absl::StatusOr<std::vector<BatchCostPoint>> Profile(Backend& backend, int ceiling,

@@ -29,17 +29,8 @@ using ::testing::HasSubstr;
 using ::zf::testing::BackgroundProcess;
 using ::zf::testing::ExpectUsageError;
 using ::zf::testing::ProcessResult;
+using ::zf::testing::ServedPort;
 using ::zf::testing::Zf;
-
-// The port from `zf inference`'s "... on port N" line, or 0.
-int ServedPort(const std::string& out) {
-  const size_t at = out.find(" on port ");
-  if (at == std::string::npos) return 0;
-  size_t end = at + 9;
-  while (end < out.size() && std::isdigit(static_cast<unsigned char>(out[end]))) ++end;
-  int port = 0;
-  return absl::SimpleAtoi(out.substr(at + 9, end - at - 9), &port) ? port : 0;
-}
 
 TEST(CliActorTest, PlaysGamesAgainstZfInferenceIntoARunDirectoryThatGamesDumpReads) {
   const std::string dir = absl::StrCat(::testing::TempDir(), "/cli_actor_", getpid());

@@ -28,6 +28,7 @@ using ::testing::Not;
 using ::zf::testing::BackgroundProcess;
 using ::zf::testing::ProcessResult;
 using ::zf::testing::RunProcess;
+using ::zf::testing::ServedPort;
 using ::zf::testing::Zf;
 
 std::string ReadFile(const std::string& path) {
@@ -35,15 +36,6 @@ std::string ReadFile(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-int ServedPort(const std::string& out) {
-  const size_t at = out.find(" on port ");
-  if (at == std::string::npos) return 0;
-  size_t end = at + 9;
-  while (end < out.size() && std::isdigit(static_cast<unsigned char>(out[end]))) ++end;
-  int port = 0;
-  return absl::SimpleAtoi(out.substr(at + 9, end - at - 9), &port) ? port : 0;
 }
 
 bool HasGames(const std::string& dir) {

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <algorithm>
+#include <cctype>
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "common/testing/subprocess.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -30,6 +32,16 @@ inline void ExpectUsageError(const std::vector<std::string>& args, const std::st
   EXPECT_THAT(r.stderr_text, ::testing::StartsWith("zf")) << joined;
   EXPECT_THAT(r.stderr_text, ::testing::HasSubstr(needle)) << joined;
   EXPECT_EQ(std::count(r.stderr_text.begin(), r.stderr_text.end(), '\n'), 1) << r.stderr_text;
+}
+
+// The port from `zf inference`'s "... on port N" line in `out`, or 0 before it is printed.
+inline int ServedPort(const std::string& out) {
+  const size_t at = out.find(" on port ");
+  if (at == std::string::npos) return 0;
+  size_t end = at + 9;
+  while (end < out.size() && std::isdigit(static_cast<unsigned char>(out[end]))) ++end;
+  int port = 0;
+  return absl::SimpleAtoi(out.substr(at + 9, end - at - 9), &port) ? port : 0;
 }
 
 }  // namespace zf::testing

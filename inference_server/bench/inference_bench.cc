@@ -122,6 +122,23 @@ absl::StatusOr<double> RawThroughput(const model::InferenceSession& session, int
   return runs.load() * batch / absl::ToDoubleSeconds(absl::Now() - start);
 }
 
+// `n` clients of `target`, each with its own connection.
+absl::StatusOr<std::vector<std::unique_ptr<RemoteEvaluatorClient>>> ConnectClients(
+    const std::string& target, const model::NetworkShape& shape, int n) {
+  std::vector<std::unique_ptr<RemoteEvaluatorClient>> clients;
+  for (int s = 0; s < n; ++s) {
+    RemoteEvaluatorClient::Options co;
+    co.target = target;
+    co.input_channels = shape.input_channels;
+    co.board_height = shape.board_height;
+    co.board_width = shape.board_width;
+    ZF_ASSIGN_OR_RETURN(std::unique_ptr<RemoteEvaluatorClient> client,
+                        RemoteEvaluatorClient::Create(co));
+    clients.push_back(std::move(client));
+  }
+  return clients;
+}
+
 struct LoadResult {
   int64_t rows = 0;    // evaluated within the window
   int64_t failed = 0;  // requests answered with an error (each ends its client's submissions)
@@ -260,18 +277,11 @@ absl::StatusOr<InferenceBenchResult> RunInferenceBench(const InferenceBenchOptio
   ZF_ASSIGN_OR_RETURN(std::unique_ptr<InferenceServer> server,
                       InferenceServer::Create(std::move(so)));
   ZF_RETURN_IF_ERROR(server->Serve());
-  std::vector<std::unique_ptr<RemoteEvaluatorClient>> clients;
-  for (int s = 0; s < f.streams; ++s) {
-    RemoteEvaluatorClient::Options co;
-    co.target =
-        f.transport == "unix" ? "unix:" + socket_path : absl::StrCat("127.0.0.1:", server->port());
-    co.input_channels = shape.input_channels;
-    co.board_height = shape.board_height;
-    co.board_width = shape.board_width;
-    ZF_ASSIGN_OR_RETURN(std::unique_ptr<RemoteEvaluatorClient> client,
-                        RemoteEvaluatorClient::Create(co));
-    clients.push_back(std::move(client));
-  }
+  ZF_ASSIGN_OR_RETURN(
+      std::vector<std::unique_ptr<RemoteEvaluatorClient>> clients,
+      ConnectClients(f.transport == "unix" ? "unix:" + socket_path
+                                           : absl::StrCat("127.0.0.1:", server->port()),
+                     shape, f.streams));
   const Batcher::Stats before = server->batcher().stats();
   Batcher::Stats after;
   const LoadResult load =
@@ -397,38 +407,6 @@ std::string FormatInferenceBenchTable(const InferenceBenchResult& r) {
 
 namespace {
 
-// A field of /proc/PID/status ("VmRSS:" in kB, "Threads:"), or 0.
-int64_t ProcStatus(int pid, const std::string& field) {
-  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(field, 0) == 0) {
-      int64_t value = 0;
-      std::istringstream(line.substr(field.size())) >> value;
-      return value;
-    }
-  }
-  return 0;
-}
-
-// User + system CPU seconds of process `pid` so far (/proc/PID/stat), or 0.
-double ProcCpuSeconds(int pid) {
-  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const size_t end_of_name = stat.rfind(')');
-  if (end_of_name == std::string::npos) return 0;
-  std::istringstream fields(stat.substr(end_of_name + 2));
-  std::string field;
-  int64_t utime = 0;
-  int64_t stime = 0;
-  // Fields 3.. after the name: state is 3; utime and stime are 14 and 15.
-  for (int i = 3; i <= 15 && fields >> field; ++i) {
-    if (i == 14) (void)absl::SimpleAtoi(field, &utime);
-    if (i == 15) (void)absl::SimpleAtoi(field, &stime);
-  }
-  return static_cast<double>(utime + stime) / sysconf(_SC_CLK_TCK);
-}
-
 // The port from `zf inference`'s "... on port N" line, or 0.
 int ServedPort(const std::string& out) {
   const size_t at = out.find(" on port ");
@@ -494,26 +472,17 @@ absl::StatusOr<StreamsBenchResult> RunStreamsBench(const StreamsBenchOptions& f)
     }
     absl::SleepFor(absl::Milliseconds(50));
   }
-  const int pid = server->pid();
+  const std::string pid = std::to_string(server->pid());
   const std::vector<uint8_t> planes = Planes(f.rows, shape.PlaneSize(), 7);
   for (int n : f.streams) {
     StreamsBenchStep step;
     step.streams = n;
     absl::SleepFor(absl::Seconds(1));  // the previous step's streams are gone
-    step.rss_before_bytes = ProcStatus(pid, "VmRSS:") * 1024;
-    step.threads_before = static_cast<int>(ProcStatus(pid, "Threads:"));
-    std::vector<std::unique_ptr<RemoteEvaluatorClient>> clients;
+    step.rss_before_bytes = ProcStatusField(pid, "VmRSS") * 1024;
+    step.threads_before = static_cast<int>(ProcStatusField(pid, "Threads"));
     const absl::Time c0 = absl::Now();
-    for (int s = 0; s < n; ++s) {
-      RemoteEvaluatorClient::Options co;
-      co.target = absl::StrCat("127.0.0.1:", port);
-      co.input_channels = shape.input_channels;
-      co.board_height = shape.board_height;
-      co.board_width = shape.board_width;
-      ZF_ASSIGN_OR_RETURN(std::unique_ptr<RemoteEvaluatorClient> client,
-                          RemoteEvaluatorClient::Create(co));
-      clients.push_back(std::move(client));
-    }
+    ZF_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<RemoteEvaluatorClient>> clients,
+                        ConnectClients(absl::StrCat("127.0.0.1:", port), shape, n));
     // Idle: every stream open, nothing sent.
     const absl::Time open_by = absl::Now() + absl::Seconds(120);
     for (const auto& c : clients) {
@@ -523,17 +492,17 @@ absl::StatusOr<StreamsBenchResult> RunStreamsBench(const StreamsBenchOptions& f)
     }
     step.connect_seconds = absl::ToDoubleSeconds(absl::Now() - c0);
     absl::SleepFor(absl::Seconds(1));
-    step.rss_idle_bytes = ProcStatus(pid, "VmRSS:") * 1024;
-    step.threads_idle = static_cast<int>(ProcStatus(pid, "Threads:"));
+    step.rss_idle_bytes = ProcStatusField(pid, "VmRSS") * 1024;
+    step.threads_idle = static_cast<int>(ProcStatusField(pid, "Threads"));
     step.idle_bytes_per_stream =
         static_cast<double>(step.rss_idle_bytes - step.rss_before_bytes) / n;
-    const double cpu0 = ProcCpuSeconds(pid);
+    const double cpu0 = ProcessCpuSeconds(pid);
     const absl::Time t0 = absl::Now();
     const LoadResult load = DriveClients(clients, planes, f.rows, f.in_flight, f.seconds, [&] {
-      step.rss_load_bytes = ProcStatus(pid, "VmRSS:") * 1024;
-      step.threads_load = static_cast<int>(ProcStatus(pid, "Threads:"));
+      step.rss_load_bytes = ProcStatusField(pid, "VmRSS") * 1024;
+      step.threads_load = static_cast<int>(ProcStatusField(pid, "Threads"));
       step.server_cpu_cores =
-          (ProcCpuSeconds(pid) - cpu0) / absl::ToDoubleSeconds(absl::Now() - t0);
+          (ProcessCpuSeconds(pid) - cpu0) / absl::ToDoubleSeconds(absl::Now() - t0);
     });
     clients.clear();
     step.evals_per_sec = load.rows / load.seconds;

@@ -11,6 +11,7 @@
 #include "absl/time/clock.h"
 #include "common/grpc/channel.h"
 #include "common/testing/status_matchers.h"
+#include "common/testing/wait.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "replay/client/replay_sampler.h"
@@ -170,6 +171,10 @@ TEST_F(ReplayClientTest, WriterSpoolsWhenEveryShardIsDownAndResendsOnReconnect) 
   EXPECT_GT(std::filesystem::file_size(options.spool_path), 0u);
   EXPECT_THAT(writer->Flush(absl::Now() + absl::Milliseconds(100)),
               ::zf::testing::StatusIs(absl::StatusCode::kDeadlineExceeded));
+  // The writer has tried the down shard and failed at least once before it comes back (on a
+  // loaded machine its first attempt can come later than the 100 ms above).
+  ASSERT_TRUE(::zf::testing::WaitFor([&] { return writer->stats().retries > 0; },
+                                     absl::Seconds(30)));
 
   server = StartServer(0, port);  // back, same directory and port
   ASSERT_NE(server, nullptr);
