@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "actor/async_evaluator.h"
 #include "common/status_macros.h"
 #include "games/registry.h"
 #include "model/game_network.h"

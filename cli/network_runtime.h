@@ -25,9 +25,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "actor/async_evaluator.h"
 #include "games/game.h"
 #include "search/evaluator.h"
+
+namespace zf::actor {
+class AsyncEvaluator;  // actor/async_evaluator.h; not included: it brings the gRPC client, and
+                       // this header is in every player's (the GTP fuzzer's too)
+}  // namespace zf::actor
 
 namespace zf::cli {
 
