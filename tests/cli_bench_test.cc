@@ -114,9 +114,10 @@ TEST(CliBenchTest, InferenceOverAUnixSocket) {
 
 // The tuner's choice is reported; with tuning off the flags are what the batcher used.
 TEST(CliBenchTest, InferenceReportsTheBatchersLimits) {
-  ProcessResult tuned = Zf({"bench", "inference", "--game", "tictactoe", "--blocks", "1",
-                            "--filters", "8", "--max_batch", "8", "--streams", "2",
-                            "--baseline_threads", "1", "--seconds", "0.2", "--batch_tuning", "auto", "--json"});
+  ProcessResult tuned =
+      Zf({"bench", "inference", "--game", "tictactoe", "--blocks", "1", "--filters", "8",
+          "--max_batch", "8", "--streams", "2", "--baseline_threads", "1", "--seconds", "0.2",
+          "--batch_tuning", "auto", "--json"});
   ASSERT_EQ(tuned.exit_code, 0) << tuned.stderr_text;
   EXPECT_THAT(tuned.stdout_text, HasSubstr("\"batch_tuning\": true"));
   EXPECT_THAT(tuned.stdout_text, HasSubstr("\"tuning_curve\": \"1:"));

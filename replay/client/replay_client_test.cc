@@ -173,8 +173,8 @@ TEST_F(ReplayClientTest, WriterSpoolsWhenEveryShardIsDownAndResendsOnReconnect) 
               ::zf::testing::StatusIs(absl::StatusCode::kDeadlineExceeded));
   // The writer has tried the down shard and failed at least once before it comes back (on a
   // loaded machine its first attempt can come later than the 100 ms above).
-  ASSERT_TRUE(::zf::testing::WaitFor([&] { return writer->stats().retries > 0; },
-                                     absl::Seconds(30)));
+  ASSERT_TRUE(
+      ::zf::testing::WaitFor([&] { return writer->stats().retries > 0; }, absl::Seconds(30)));
 
   server = StartServer(0, port);  // back, same directory and port
   ASSERT_NE(server, nullptr);
