@@ -103,9 +103,7 @@ struct Batcher::Metrics {
                               .Help("How long the oldest queued row waits for a fuller batch at "
                                     "most (the batcher's max_delay).")
                               .Register(registry)
-                              .Add({})) {
-    max_batch_rows.Set(static_cast<double>(max_batch));
-  }
+                              .Add({})) {}
 
   // 1, 2, 4, ... up to max_batch (max_batch itself included).
   static metrics::Histogram::BucketBoundaries BatchBuckets(int max_batch) {
@@ -324,12 +322,13 @@ bool Batcher::TakeBatch(std::vector<Slice>* slices, std::shared_ptr<Backend>* ba
     *now = clock_->Now();
     if (queued_rows_ >= max_batch_ || *now >= deadline) break;
     // Wait for the delay to run out, unless the batch fills, the front request is taken by
-    // another worker (the deadline then changes), rows arrive (the tuner's wait changes with
-    // them), or the batcher closes.
-    const int64_t seen_rows = queued_rows_;
+    // another worker (the deadline then changes), or the batcher closes; when tuning, also when
+    // rows arrive (WorthWaiting's wait depends on them; without tuning the deadline does not, so
+    // a Submit need not wake the waiting workers).
+    const int64_t seen_rows = tuner_.has_value() ? queued_rows_ : -1;
     auto changed = [this, front, seen_rows]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
       return closed_ || queued_rows_ >= max_batch_ || queue_.empty() ||
-             queue_.front().get() != front || queued_rows_ != seen_rows;
+             queue_.front().get() != front || (seen_rows >= 0 && queued_rows_ != seen_rows);
     };
     ++workers_awaiting_delay_;
     clock_->AwaitWithDeadline(&mu_, absl::Condition(&changed), deadline);

@@ -36,14 +36,8 @@ TEST(CliActorTest, PlaysGamesAgainstZfInferenceIntoARunDirectoryThatGamesDumpRea
   const std::string dir = absl::StrCat(::testing::TempDir(), "/cli_actor_", getpid());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  ASSERT_OK_AND_ASSIGN(
-      std::unique_ptr<BackgroundProcess> server,
-      BackgroundProcess::Start({ZF_BINARY, "inference", "--listen=127.0.0.1:0", "--game=tictactoe",
-                                "--blocks=1", "--filters=8", "--seed=3"},
-                               dir + "/server"));
-  ASSERT_TRUE(
-      testing::WaitFor([&] { return ServedPort(server->Stdout()) != 0; }, absl::Seconds(120)))
-      << server->Stderr();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<BackgroundProcess> server,
+                       testing::StartTicTacToeInference(dir + "/server"));
   const int port = ServedPort(server->Stdout());
 
   const std::string games_dir = dir + "/games";

@@ -50,14 +50,8 @@ TEST(CliLeanBinaryTest, TheActorMapsNoLibTorchAndTheInferenceServerDoes) {
   const std::string dir = absl::StrCat(::testing::TempDir(), "/cli_lean_", getpid());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  ASSERT_OK_AND_ASSIGN(
-      std::unique_ptr<BackgroundProcess> server,
-      BackgroundProcess::Start({ZF_BINARY, "inference", "--listen=127.0.0.1:0", "--game=tictactoe",
-                                "--blocks=1", "--filters=8", "--seed=3"},
-                               dir + "/server"));
-  ASSERT_TRUE(
-      testing::WaitFor([&] { return ServedPort(server->Stdout()) != 0; }, absl::Seconds(120)))
-      << server->Stderr();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<BackgroundProcess> server,
+                       testing::StartTicTacToeInference(dir + "/server"));
   // `zf inference` became zf-torch in place: the PID that was started maps LibTorch.
   EXPECT_THAT(ReadFile(absl::StrCat("/proc/", server->pid(), "/maps")), HasSubstr("libtorch"));
 

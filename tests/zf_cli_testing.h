@@ -4,11 +4,17 @@
 
 #include <algorithm>
 #include <cctype>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/testing/background_process.h"
 #include "common/testing/subprocess.h"
+#include "common/testing/wait.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -42,6 +48,23 @@ inline int ServedPort(const std::string& out) {
   while (end < out.size() && std::isdigit(static_cast<unsigned char>(out[end]))) ++end;
   int port = 0;
   return absl::SimpleAtoi(out.substr(at + 9, end - at - 9), &port) ? port : 0;
+}
+
+// A `zf inference` for tictactoe (fresh 1 x 8 network, seed 3) on a free loopback port, its output
+// under `output_prefix`; returns once it has printed its port (ServedPort of its Stdout()).
+// Needs zf_background_process_testing. Returns: Internal if it cannot start or does not serve
+// within 120 s (the message holds its stderr).
+inline absl::StatusOr<std::unique_ptr<BackgroundProcess>> StartTicTacToeInference(
+    const std::string& output_prefix) {
+  absl::StatusOr<std::unique_ptr<BackgroundProcess>> server =
+      BackgroundProcess::Start({ZF_BINARY, "inference", "--listen=127.0.0.1:0", "--game=tictactoe",
+                                "--blocks=1", "--filters=8", "--seed=3"},
+                               output_prefix);
+  if (!server.ok()) return server.status();
+  if (!WaitFor([&] { return ServedPort((*server)->Stdout()) != 0; }, absl::Seconds(120))) {
+    return absl::InternalError(absl::StrCat("zf inference did not serve: ", (*server)->Stderr()));
+  }
+  return server;
 }
 
 }  // namespace zf::testing
