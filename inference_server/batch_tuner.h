@@ -30,15 +30,26 @@
 // (t(8) / 8 = 0.23 ms, t(16) / 16 = 0.22 ms) 8 queued rows go at once; on a GPU's flat curve a
 // few rows wait for many.
 //
-// While serving, Observe feeds each batch's (rows, seconds). The batcher only ever sees batches
-// up to its current max_batch, so the other sizes cannot be re-measured; the tuner assumes the
-// device as a whole got slower or faster (a CPU shared with actors, a GPU shared with a learner)
-// and keeps one factor, the ratio of observed to profiled time (an exponential moving average
-// with weight `smoothing` over batches whose size is within 25% above a profiled size, scaled to
-// it; one batch counts as at most 4x or 1/4 of the current factor, so a forward pass that spanned
-// a stop of the process does not throw the curve). The curve is the profile times that factor: the
-// cost per row keeps its shape, the latency cap and the delay follow the device. A device whose
-// curve changes shape needs a new profile (a restart of the server).
+// While serving, Observe feeds each batch's (rows, seconds), and the served costs are what the
+// tuner trusts. Each size on the grid (1, 2, 4, ... and the ceiling) keeps its own estimate: the
+// moving average (weight `smoothing`) of the batches served at it (a batch counts for the
+// largest grid size at or below it if it is within 25% above it, scaled to that size; one batch
+// moves an estimate at most 4x, so a forward pass that spanned a stop of the process does not
+// throw it). A size not served yet is estimated as its profile times the slowdown factor (the
+// moving average of served over profiled time, across sizes: a CPU shared with actors, a GPU
+// shared with a learner), and a size the profile did not reach as the size below scaled in
+// proportion (no cheaper per row, so never chosen unmeasured).
+//
+// Probing. The batcher only ever sees batches up to its current max_batch, so a profile whose
+// shape is wrong would hold forever: a server restarted on a loaded 2-core host once measured
+// 1 row at 50 ms and 2 rows at 148 ms (served, 1 row took 0.35 ms) and stayed at batches of 1.
+// So Next, called every retune_interval, returns Choose's limits unless the next grid size up
+// could be filled (at most `cap`) and has not been served for `probe_every` rounds (whatever its
+// estimate: one above the latency target may be as wrong as that profile, or a served average
+// from a busier time): then it returns that size for the round (BatchLimits::probe),
+// and the round may end as soon as `kProbeBatches` batches of it were observed
+// (ProbeMeasured). A wrong profile is corrected in one short round per doubling; a right one
+// costs a short round at the next size every `probe_every` rounds.
 //
 // Thread-compatible: the batcher calls it under its own lock.
 #pragma once
@@ -62,10 +73,12 @@ struct BatchTunerOptions {
   double tolerance = 0.05;
   // Measured runs per batch size at warm-up (after one discarded run). 1..100.
   int profile_repeats = 5;
-  // Weight of a new observation in the curve's moving average, in (0, 1].
+  // Weight of a new observation in the moving averages, in (0, 1].
   double smoothing = 0.2;
   // How often the batcher re-chooses while serving.
   absl::Duration retune_interval = absl::Seconds(2);
+  // Rounds (calls of Next) after which a size served before is probed again. 1..1000000.
+  int probe_every = 10;
 
   // Returns: InvalidArgument naming the bad field.
   absl::Status Validate() const;
@@ -79,10 +92,15 @@ struct BatchCostPoint {
 struct BatchLimits {
   int max_batch = 1;
   absl::Duration max_delay = absl::ZeroDuration();
+  // Next chose max_batch to measure it (see "Probing" above), not for its cost.
+  bool probe = false;
 };
 
 class BatchTuner {
  public:
+  // Batches of a probed size that measure it well enough to end a probe round early.
+  static constexpr int kProbeBatches = 8;
+
   // Measures the cost curve of `backend` up to `ceiling` rows (zero planes), timed on `clock`.
   // Blocks for the forward passes: profile_repeats + 1 runs per size, sizes up to the first
   // one slower than 4 x latency_target.
@@ -92,7 +110,8 @@ class BatchTuner {
                                                              const BatchTunerOptions& options,
                                                              Clock& clock);
 
-  // `curve`: increasing sizes from 1, each at most `ceiling` (as Profile returns).
+  // `curve`: increasing sizes from 1, each at most `ceiling` (as Profile returns); the grid is
+  // its sizes, the powers of two below `ceiling`, and `ceiling`.
   // Returns: InvalidArgument for a bad option, an empty curve or one not starting at 1 row.
   static absl::StatusOr<BatchTuner> Create(int ceiling, const BatchTunerOptions& options,
                                            std::vector<BatchCostPoint> curve);
@@ -101,33 +120,55 @@ class BatchTuner {
   void Observe(int rows, double seconds);
 
   // The limits for `arrival_rows_per_second` (0: unknown or idle; max_delay is then
-  // t(max_batch)), with max_batch at most `cap` (sizes above it are not considered).
+  // t(max_batch)), with max_batch at most `cap` (sizes above it are not considered), from the
+  // current estimates. Never a probe.
   BatchLimits Choose(double arrival_rows_per_second,
                      int cap = std::numeric_limits<int>::max()) const;
+
+  // One retune round: Choose's limits, or a probe of the next size up (see "Probing").
+  BatchLimits Next(double arrival_rows_per_second, int cap = std::numeric_limits<int>::max());
+
+  // True once the round's probe (if any) has been served kProbeBatches times.
+  bool ProbeMeasured() const { return probe_index_ >= 0 && probe_batches_ >= kProbeBatches; }
 
   // The longest wait that lowers the cost per row, with `queued` rows queued and batches of
   // `max_batch` (see above); zero once queued >= max_batch.
   absl::Duration WorthWaiting(int queued, int max_batch) const;
 
-  // The profile times the observed slowdown factor.
+  // The estimate of every grid size that was profiled or served, in increasing size.
   std::vector<BatchCostPoint> curve() const;
-  // Observed over profiled forward-pass time (1 until observations come).
+  // Served over profiled forward-pass time (1 until observations come).
   double slowdown() const { return slowdown_; }
   const BatchTunerOptions& options() const { return options_; }
 
-  // "1:0.21ms 2:0.25ms 4:0.33ms ...", for logs.
+  // "1:0.21ms 2:0.25ms 4:0.33ms ...", for logs; a served size is marked "*" ("4*:0.3ms").
   std::string CurveString() const;
 
  private:
-  BatchTuner(BatchTunerOptions options, std::vector<BatchCostPoint> curve)
-      : options_(options), profile_(std::move(curve)) {}
+  struct Size {
+    int rows = 0;
+    double profiled = 0;  // seconds; 0: the profile did not reach this size
+    double served = 0;    // moving average of served batches; 0: none served yet
+    int64_t served_batches = 0;
+    int64_t served_round = -1;  // the round of the latest batch served at this size
+  };
+
+  BatchTuner(BatchTunerOptions options, std::vector<Size> grid);
+
+  // Recomputes estimate_ from the grid, the slowdown factor and the extrapolation rule.
+  void UpdateEstimates();
+  // Choose's limits for grid index `i`.
+  BatchLimits LimitsFor(size_t i, double arrival_rows_per_second) const;
+  // t(rows) of the estimates: linear between grid sizes, proportional beyond the last.
+  double Seconds(int rows) const;
 
   BatchTunerOptions options_;
-  std::vector<BatchCostPoint> profile_;
+  std::vector<Size> grid_;
+  std::vector<double> estimate_;  // seconds, one per grid size
   double slowdown_ = 1.0;
-
-  // t(rows) of curve(): linear between points, proportional beyond the last.
-  double Seconds(int rows) const;
+  int64_t round_ = 0;
+  int probe_index_ = -1;  // the grid index probed this round, -1 for none
+  int probe_batches_ = 0;
 };
 
 }  // namespace zf::inference

@@ -187,6 +187,53 @@ TEST(BatchTunerTest, ObservationsScaleTheCurveAndTheLatencyCapFollows) {
   EXPECT_NEAR(tuner.slowdown(), 3.0 + 0.5 * (12.0 - 3.0), 1e-3);
 }
 
+// What pinned a restarted server to batches of 1 in the chaos suite (with profile_repeats
+// and the margin already in place): every profiled run was slow, in a shape the device does not
+// have when serving (1 row 50 ms, 2 rows 148 ms; served, 1 row took 0.35 ms). Probes of the next
+// size up, trusted over the profile once served, climb to the served curve's best size.
+TEST(BatchTunerTest, ProbesCorrectAProfileWithTheWrongShape) {
+  BatchTunerOptions options;
+  options.latency_target = absl::Milliseconds(20);
+  ASSERT_OK_AND_ASSIGN(BatchTuner tuner, BatchTuner::Create(64, options, {{1, 0.050}, {2, 0.148}}));
+  EXPECT_EQ(tuner.Choose(0).max_batch, 1);
+  std::vector<int> sizes;
+  for (int round = 0; round < 12; ++round) {
+    const BatchLimits limits = tuner.Next(/*arrival_rows_per_second=*/0, /*cap=*/64);
+    sizes.push_back(limits.max_batch);
+    for (int i = 0; i < BatchTuner::kProbeBatches; ++i) {
+      EXPECT_FALSE(tuner.ProbeMeasured());
+      tuner.Observe(limits.max_batch, absl::ToDoubleSeconds(CpuLike(limits.max_batch)));
+    }
+    EXPECT_EQ(tuner.ProbeMeasured(), limits.probe);
+  }
+  // Each round probes one size up until the cost per row rises (32 rows cost more per row
+  // than 16); 64 is estimated from 32, not served, and not probed from 16.
+  EXPECT_THAT(sizes, ::testing::ElementsAre(2, 4, 8, 16, 32, 16, 16, 16, 16, 16, 16, 16));
+  EXPECT_EQ(tuner.Choose(0, 64).max_batch, 16) << tuner.CurveString();
+  // The sizes served hold their served costs (16 rows: 2.6 ms), whatever the profile said.
+  EXPECT_NEAR(tuner.curve()[4].seconds, 0.0026, 1e-6) << tuner.CurveString();
+}
+
+TEST(BatchTunerTest, ASizeServedBeforeIsProbedAgainEveryProbeEveryRounds) {
+  BatchTunerOptions options;
+  options.latency_target = absl::Milliseconds(20);
+  options.probe_every = 3;
+  FakeClock clock;
+  CurveBackend backend(&clock, CpuLike);
+  ASSERT_OK_AND_ASSIGN(std::vector<BatchCostPoint> curve,
+                       BatchTuner::Profile(backend, 64, options, clock));
+  ASSERT_OK_AND_ASSIGN(BatchTuner tuner, BatchTuner::Create(64, options, curve));
+  std::vector<int> sizes;
+  for (int round = 0; round < 8; ++round) {
+    const BatchLimits limits = tuner.Next(0, 64);
+    sizes.push_back(limits.max_batch);
+    tuner.Observe(limits.max_batch, absl::ToDoubleSeconds(CpuLike(limits.max_batch)));
+  }
+  EXPECT_THAT(sizes, ::testing::ElementsAre(32, 16, 16, 32, 16, 16, 32, 16));
+  // Callers that cannot fill 32 rows are never made to wait for them.
+  for (int round = 0; round < 8; ++round) EXPECT_EQ(tuner.Next(0, 16).max_batch, 16);
+}
+
 TEST(BatchTunerTest, WaitsOnlyWhileWaitingLowersTheCostPerRow) {
   FakeClock clock;
   BatchTunerOptions options;
@@ -294,6 +341,43 @@ TEST(BatchTunerTest, RowsInFlightCapTheBatchSoWorkersPipeline) {
         absl::Seconds(10)));
   }
   EXPECT_EQ(batcher->stats().max_batch, 4);
+}
+
+// The batcher end to end: a profile taken while the host was loaded (every run 50 ms slower)
+// starts it at batches of 1; served costs and probes take it to 16 rows under load.
+TEST(BatchTunerTest, TheBatcherRecoversFromAProfileTakenUnderLoad) {
+  FakeClock clock;
+  std::atomic<bool> loaded{true};
+  auto backend = std::make_shared<CurveBackend>(&clock, [&loaded](int rows) {
+    return CpuLike(rows) + (loaded ? absl::Milliseconds(50) * rows : absl::ZeroDuration());
+  });
+  Batcher::Options options;
+  options.backend = backend;
+  options.max_batch = 64;
+  options.clock = &clock;
+  options.num_workers = 1;
+  options.tuning = BatchTunerOptions{.latency_target = absl::Milliseconds(20),
+                                     .retune_interval = absl::Milliseconds(20)};
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Batcher> batcher, Batcher::Create(options));
+  EXPECT_EQ(batcher->stats().max_batch, 1) << batcher->tuning_curve();
+  loaded = false;
+  const int64_t plane = batcher->spec().PlaneSize();
+  std::atomic<int> done{0};
+  int submitted = 0;
+  // Callers keep 64 rows in flight, in requests of 4.
+  for (int round = 0; round < 400 && batcher->stats().max_batch != 16; ++round) {
+    for (int i = 0; i < 16; ++i, ++submitted) {
+      ASSERT_OK(batcher->Submit(std::vector<uint8_t>(4 * plane, 1), 4,
+                                [&](absl::StatusOr<Evaluation> e) { done += e.ok(); }));
+    }
+    ASSERT_TRUE(testing::WaitFor(
+        [&] {
+          clock.AdvanceTime(absl::Microseconds(100));
+          return done == submitted;
+        },
+        absl::Seconds(10)));
+  }
+  EXPECT_EQ(batcher->stats().max_batch, 16) << batcher->tuning_curve();
 }
 
 TEST(BatchTunerTest, WithoutTuningTheOptionsApply) {

@@ -190,6 +190,7 @@ Batcher::Batcher(Options options, std::optional<BatchTuner> tuner)
   last_retune_ = clock_->Now();
   if (tuner_.has_value()) {
     SetLimits(tuner_->Choose(0));
+    chosen_max_batch_ = max_batch_;
   } else {
     SetLimits({options_.max_batch, options_.max_delay});
   }
@@ -208,20 +209,27 @@ void Batcher::Retune(int rows, absl::Time start, absl::Time end) {
   if (!tuner_.has_value()) return;
   tuner_->Observe(rows, absl::ToDoubleSeconds(end - start));
   const absl::Duration elapsed = end - last_retune_;
-  if (elapsed < tuner_->options().retune_interval) return;
+  const absl::Duration interval = tuner_->options().retune_interval;
+  // A probe round ends once the probed size is measured (and the window is long enough for
+  // the arrival rate to mean something).
+  if (elapsed < interval && !(tuner_->ProbeMeasured() && elapsed >= interval / 10)) return;
   const double arrival = static_cast<double>(rows_submitted_ - rows_submitted_at_retune_) /
                          absl::ToDoubleSeconds(elapsed);
   last_retune_ = end;
   rows_submitted_at_retune_ = rows_submitted_;
   const int64_t cap = std::max<int64_t>(1, peak_outstanding_ / options_.num_workers);
   peak_outstanding_ = queued_rows_ + rows_in_batches_;
-  const int before = max_batch_;
-  SetLimits(tuner_->Choose(arrival, static_cast<int>(std::min<int64_t>(cap, options_.max_batch))));
-  if (max_batch_ != before) {
-    ZF_LOG(INFO) << "batcher: max_batch " << before << " -> " << max_batch_ << " (max_delay "
-                 << absl::FormatDuration(max_delay_) << ", " << static_cast<int64_t>(arrival)
-                 << " rows/s arriving, at most " << cap << " rows outstanding per worker; cost "
-                 << "by batch size " << tuner_->CurveString() << ")";
+  const BatchLimits limits =
+      tuner_->Next(arrival, static_cast<int>(std::min<int64_t>(cap, options_.max_batch)));
+  SetLimits(limits);
+  // Probes come and go every few rounds; only a change of the chosen size is news.
+  if (!limits.probe && limits.max_batch != chosen_max_batch_) {
+    ZF_LOG(INFO) << "batcher: max_batch " << chosen_max_batch_ << " -> " << max_batch_
+                 << " (max_delay " << absl::FormatDuration(max_delay_) << ", "
+                 << static_cast<int64_t>(arrival) << " rows/s arriving, at most " << cap
+                 << " rows outstanding per worker; cost by batch size (* served) "
+                 << tuner_->CurveString() << ")";
+    chosen_max_batch_ = limits.max_batch;
   }
 }
 

@@ -39,7 +39,8 @@
 //     (Options::max_delay is then unused) itself; every retune_interval the worker finishing a
 //     batch re-chooses them from the costs of the batches served, the rows/s submitted and the
 //     most rows outstanding at once (max_batch at most that over num_workers: callers with a
-//     bounded number of rows in flight cannot fill more, and the workers should pipeline). A
+//     bounded number of rows in flight cannot fill more, and the workers should pipeline), or
+//     probe the next size up for a short round (the served costs correct a wrong profile). A
 //     free worker then waits for more rows only while waiting lowers the cost per row
 //     (BatchTuner::WorthWaiting), at most max_delay.
 //   - Close fails every queued row with CANCELLED, lets in-flight batches finish normally, and
@@ -250,6 +251,7 @@ class Batcher {
   int max_batch_ ABSL_GUARDED_BY(mu_);
   absl::Duration max_delay_ ABSL_GUARDED_BY(mu_);
   std::optional<BatchTuner> tuner_ ABSL_GUARDED_BY(mu_);
+  int chosen_max_batch_ ABSL_GUARDED_BY(mu_) = 0;     // the tuner's latest choice, probes aside
   int64_t rows_submitted_ ABSL_GUARDED_BY(mu_) = 0;   // accepted by Submit, ever
   int64_t rows_in_batches_ ABSL_GUARDED_BY(mu_) = 0;  // taken into batches not yet finished
   // The most rows outstanding (queued or in batches) at once since the last retune.

@@ -38,11 +38,10 @@ ABSL_FLAG(int, max_batch, 256,
 ABSL_FLAG(int64_t, max_delay_us, 2000,
           "inference: how long the first queued row waits for others, in microseconds "
           "(0..1000000); used with --batch_tuning=off");
-ABSL_FLAG(std::string, batch_tuning, "off",
+ABSL_FLAG(std::string, batch_tuning, "auto",
           "inference: auto (measure the forward pass per batch size at start-up and choose "
-          "max_batch and max_delay, adapting while serving) or off (--max_batch and "
-          "--max_delay_us as given; the default until auto has been measured in a whole fleet, "
-          "see docs/operations.md)");
+          "max_batch and max_delay, adapting to the batches served) or off (--max_batch and "
+          "--max_delay_us as given)");
 ABSL_FLAG(double, batch_latency_ms, 20,
           "inference --batch_tuning=auto: a forward pass may take at most this long (0..10000]");
 

@@ -16,7 +16,7 @@ COMPONENTS = {
     "inference": {
         "grpc": 7300, "metrics": 9300, "drain_s": 15,
         "flags": {"listen", "metrics_listen", "checkpoint", "game", "blocks", "filters", "seed",
-                  "model_service", "max_batch", "max_delay_us", "workers"},
+                  "model_service", "max_batch", "max_delay_us", "batch_tuning", "workers"},
         "required": {"listen", "metrics_listen"},
     },
     "replay": {

@@ -47,7 +47,7 @@ struct InferenceBenchOptions {
   // The server's batcher (2): with batch_tuning it chooses max_batch (up to `max_batch`) and
   // max_delay itself (inference_server/batch_tuner.h), forward passes at most batch_latency_ms;
   // without, max_batch and max_delay_us are used as given.
-  bool batch_tuning = false;
+  bool batch_tuning = true;
   double batch_latency_ms = 20;
   int max_delay_us = 500;
 
