@@ -20,6 +20,7 @@ ABSL_DECLARE_FLAG(int, blocks);
 ABSL_DECLARE_FLAG(int, filters);
 ABSL_DECLARE_FLAG(std::string, dir);
 ABSL_DECLARE_FLAG(int, sims);
+ABSL_DECLARE_FLAG(double, forced_playout_k);
 ABSL_DECLARE_FLAG(std::string, out);
 ABSL_DECLARE_FLAG(std::string, checkpoint);
 ABSL_DECLARE_FLAG(int, workers);

@@ -35,6 +35,10 @@ absl::Status MctsOptions::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("dirichlet_epsilon must be in [0, 1], got ", dirichlet_epsilon));
   }
+  if (!(forced_playout_k >= 0.0f) || !std::isfinite(forced_playout_k)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("forced_playout_k must be >= 0 (0 = off), got ", forced_playout_k));
+  }
   return absl::OkStatus();
 }
 

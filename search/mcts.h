@@ -32,6 +32,16 @@
 // priors become (1 - eps) * P + eps * Dir(alpha) once per root (after its expansion, or at the
 // first collection after Advance when the new root is already expanded), from a seeded RNG.
 //
+// Forced playouts and policy target pruning (KataGo: Wu, "Accelerating Self-Play Learning in
+// Go", 2019, section 3.1), with forced_playout_k = k > 0 and only in a search with root noise:
+// at the root, a child c with fewer than n_forced(c) = sqrt(k * P(c) * N(root)) visits (real
+// and virtual) is chosen before PUCT is asked (among several such children, the best PUCT
+// score), so noise that finds a good move gets it searched. PolicyTarget then takes the forced
+// visits out again: c* is the most visited child; every other child c keeps the fewest visits
+// N'(c) >= N(c) - n_forced(c) for which its PUCT score (real Q, the root's N) stays below c*'s,
+// and a child left with one visit is dropped. The visits themselves (and so SelectAction and
+// the tree) are unchanged: only the recorded target is pruned.
+//
 // Batching and collisions. CollectLeaves runs simulations until it has max_leaves leaves that
 // need an evaluation, the budget is reached, or a collision: a walk that ends on a leaf already
 // waiting for its evaluation. Virtual loss is applied only to walks that produced a leaf, so
@@ -92,10 +102,13 @@ struct MctsOptions {
   int virtual_loss = 1;
   // Dirichlet noise on the root priors.
   bool add_noise = false;
-  float dirichlet_alpha = 0.3f;    // > 0
+  float dirichlet_alpha = 0.3f;     // > 0
   float dirichlet_epsilon = 0.25f;  // in [0, 1]
   // Seeds the noise (the only randomness of the search itself).
   uint64_t seed = 0;
+  // Forced playouts and policy target pruning at the root of searches with noise (see above);
+  // KataGo uses 2. 0 (default): off. Finite, >= 0.
+  float forced_playout_k = 0.0f;
 
   // Returns: OK; InvalidArgument naming the first field out of range.
   absl::Status Validate() const;
@@ -151,9 +164,9 @@ static_assert(sizeof(Node) == 32);
 
 struct Edge {
   float prior = 0.0f;
-  float w = 0.0f;          // sum of values for the player to move at the parent
-  int32_t n = 0;           // completed visits
-  int32_t child = -1;      // node index, -1 until first traversed
+  float w = 0.0f;      // sum of values for the player to move at the parent
+  int32_t n = 0;       // completed visits
+  int32_t child = -1;  // node index, -1 until first traversed
   int16_t action = 0;
   int16_t in_flight = 0;
 };
@@ -316,7 +329,7 @@ class Mcts {
       path_.clear();
       int32_t node = kRoot;
       while (nodes_[node].state == NodeState::kExpanded) {
-        const int32_t ei = SelectEdge(nodes_[node]);
+        const int32_t ei = SelectEdge(nodes_[node], /*at_root=*/node == kRoot);
         path_.push_back(edges_[ei].action);
         int32_t child = edges_[ei].child;
         if (child < 0) {
@@ -418,8 +431,9 @@ class Mcts {
   // the evaluator's error (the round's leaves are cancelled, the tree stays usable).
   absl::Status Run(Evaluator<G>& evaluator, int batch_size = 1) {
     Mcts* self = this;
-    return internal::RunRounds<G>(std::span<Mcts* const>(&self, 1), evaluator, batch_size,
-                                  [](const Mcts& m) { return m.Done(); }, scratch_);
+    return internal::RunRounds<G>(
+        std::span<Mcts* const>(&self, 1), evaluator, batch_size,
+        [](const Mcts& m) { return m.Done(); }, scratch_);
   }
 
   // Visit counts of the root's children, indexed by action (size NumActions()).
@@ -460,7 +474,13 @@ class Mcts {
     std::fill(out.begin(), out.end(), 0.0f);
     int64_t total = 0;
     ForEachRootEdge([&](const Edge& e) { total += e.n; });
-    if (total > 0) {
+    if (total > 0 && ForcesPlayouts()) {
+      PrunedVisits(total, out);
+      double pruned_total = 0.0;
+      for (const float v : out) pruned_total += v;
+      const float inv = 1.0f / static_cast<float>(pruned_total);
+      for (float& v : out) v *= inv;
+    } else if (total > 0) {
       const float inv = 1.0f / static_cast<float>(total);
       ForEachRootEdge([&](const Edge& e) { out[e.action] = static_cast<float>(e.n) * inv; });
     } else if (nodes_[kRoot].state == NodeState::kExpanded) {
@@ -470,6 +490,35 @@ class Mcts {
       root_game_.LegalActions(&legal);
       for (const int a : legal) out[a] = 1.0f / static_cast<float>(legal.size());
     }
+  }
+
+  // Policy target pruning (see the algorithm above): writes each root child's pruned visit
+  // count to out[action]; `total` = the root children's visits, > 0. The most visited child
+  // keeps all of its visits, so the sum is positive.
+  void PrunedVisits(int64_t total, std::span<float> out) const {
+    const float n_root = static_cast<float>(total);
+    const float cu = ExplorationFactor(n_root);
+    const Edge* best = nullptr;
+    ForEachRootEdge([&](const Edge& e) {
+      if (best == nullptr || e.n > best->n || (e.n == best->n && e.prior > best->prior)) best = &e;
+    });
+    const float best_score = best->w / static_cast<float>(best->n) +
+                             cu * best->prior / (1.0f + static_cast<float>(best->n));
+    ForEachRootEdge([&](const Edge& e) {
+      float kept = static_cast<float>(e.n);
+      if (&e != best && e.n > 0) {
+        const float q = e.w / static_cast<float>(e.n);
+        const float forced = std::sqrt(options_.forced_playout_k * e.prior * n_root);
+        if (q < best_score) {
+          // The fewest visits n with q + cu P / (1 + n) < best_score, but no fewer than the
+          // visits less the forced ones.
+          const float needed = std::floor(cu * e.prior / (best_score - q));
+          kept = std::clamp(needed, std::ceil(kept - forced), kept);
+        }
+        if (kept <= 1.0f) kept = 0.0f;
+      }
+      out[e.action] = kept;
+    });
   }
 
   // The root's mean value for its player to move, in [-1, 1]; 0 before the first visit and at
@@ -484,8 +533,7 @@ class Mcts {
   std::vector<ChildStats> RootChildren() const {
     std::vector<ChildStats> children;
     ForEachRootEdge([&](const Edge& e) {
-      children.push_back({e.action, e.prior, e.n,
-                          e.n > 0 ? e.w / static_cast<float>(e.n) : 0.0f});
+      children.push_back({e.action, e.prior, e.n, e.n > 0 ? e.w / static_cast<float>(e.n) : 0.0f});
     });
     return children;
   }
@@ -607,34 +655,48 @@ class Mcts {
     return static_cast<int32_t>(nodes_.size()) - 1;
   }
 
-  // The PUCT choice at an expanded node; returns an edge index.
-  int32_t SelectEdge(const Node& node) const {
+  // The PUCT choice at an expanded node (forced playouts first at the root, when on); returns
+  // an edge index.
+  int32_t SelectEdge(const Node& node, bool at_root) const {
     const float vl = static_cast<float>(options_.virtual_loss);
     const float parent_visits =
         static_cast<float>(node.n - 1) + vl * static_cast<float>(node.in_flight);
-    float c = options_.c_puct;
-    if (options_.c_puct_base > 0.0f) {
-      c += std::log((parent_visits + options_.c_puct_base + 1.0f) / options_.c_puct_base);
-    }
-    const float cu = c * std::sqrt(std::max(parent_visits, 1.0f));
+    const float cu = ExplorationFactor(parent_visits);
     const float fpu = node.w / static_cast<float>(node.n) - options_.fpu_reduction;
+    // k * N(root): a child is forced while visits^2 < k * N * P.
+    const float forced_kn =
+        at_root && ForcesPlayouts() ? options_.forced_playout_k * parent_visits : 0.0f;
     const Edge* edges = &edges_[node.first_edge];
     const int k = node.num_edges;
     int best = 0;
     float best_score = -std::numeric_limits<float>::infinity();
+    bool best_forced = false;
     for (int i = 0; i < k; ++i) {
       const Edge& e = edges[i];
       const float virtual_visits = vl * static_cast<float>(e.in_flight);
       const float visits = static_cast<float>(e.n) + virtual_visits;
       const float q = visits > 0.0f ? (e.w - virtual_visits) / visits : fpu;
       const float score = q + cu * e.prior / (1.0f + visits);
-      if (score > best_score) {
+      const bool forced = visits * visits < forced_kn * e.prior;
+      if (forced > best_forced || (forced == best_forced && score > best_score)) {
         best_score = score;
         best = i;
+        best_forced = forced;
       }
     }
     return node.first_edge + best;
   }
+
+  // c(s) * sqrt(max(1, N(s))) for a node whose children have `parent_visits` visits.
+  float ExplorationFactor(float parent_visits) const {
+    float c = options_.c_puct;
+    if (options_.c_puct_base > 0.0f) {
+      c += std::log((parent_visits + options_.c_puct_base + 1.0f) / options_.c_puct_base);
+    }
+    return c * std::sqrt(std::max(parent_visits, 1.0f));
+  }
+
+  bool ForcesPlayouts() const { return add_noise_ && options_.forced_playout_k > 0.0f; }
 
   void AddVirtualLoss(int32_t leaf) {
     for (int32_t x = leaf; x >= 0; x = nodes_[x].parent) {
@@ -745,8 +807,8 @@ template <games::Game G>
 absl::Status RunBatched(std::type_identity_t<std::span<Mcts<G>* const>> searches,
                         Evaluator<G>& evaluator, int leaves_per_search) {
   internal::BatchScratch<G> scratch;
-  return internal::RunRounds<G>(searches, evaluator, leaves_per_search,
-                                [](const Mcts<G>& m) { return m.Done(); }, scratch);
+  return internal::RunRounds<G>(
+      searches, evaluator, leaves_per_search, [](const Mcts<G>& m) { return m.Done(); }, scratch);
 }
 
 }  // namespace zf::search

@@ -23,14 +23,14 @@
 namespace zf::search {
 namespace {
 
-using ::testing::ElementsAreArray;
 using ::testing::Each;
+using ::testing::ElementsAreArray;
 using ::testing::FloatEq;
 using ::testing::HasSubstr;
+using testing::RecordingEvaluator;
 using ::zf::games::ConnectFour;
 using ::zf::games::TicTacToe;
 using ::zf::testing::StatusIs;
-using testing::RecordingEvaluator;
 
 template <typename G>
 G Play(std::initializer_list<int> actions) {
@@ -83,6 +83,8 @@ TEST(MctsOptionsTest, RejectsOutOfRangeFields) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("dirichlet_alpha")));
   EXPECT_THAT(bad([](MctsOptions& o) { o.dirichlet_epsilon = 1.5f; }),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("dirichlet_epsilon")));
+  EXPECT_THAT(bad([](MctsOptions& o) { o.forced_playout_k = -1; }),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("forced_playout_k")));
   EXPECT_THAT(Mcts<TicTacToe>::Create(TicTacToe(), Sims(0)),
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
@@ -402,6 +404,82 @@ TEST(MctsTest, PolicyTargetIsTheVisitDistribution) {
     sum += target[a];
   }
   EXPECT_NEAR(sum, 1.0f, 1e-5f);
+}
+
+// Column 3 wins for X (player 0) and every other first move loses: the value of a leaf, for its
+// player to move, says whether X's first piece went to the bottom of column 3.
+float XWinsThroughColumnThree(const ConnectFour& position) {
+  const bool x_wins = position.CellOwner(/*row=*/5, /*col=*/3) == 0;
+  return (position.ToPlay() == 0) == x_wins ? 1.0f : -1.0f;
+}
+
+// Forced playouts (KataGo): with noise on, every root child gets sqrt(k P N) visits, however bad
+// it looks; the policy target takes them out again.
+TEST(MctsTest, ForcedPlayoutsVisitEveryRootChildAndThePolicyTargetPrunesThem) {
+  RecordingEvaluator<ConnectFour> evaluator(XWinsThroughColumnThree);
+  auto search = [&](float k, bool noise) {
+    MctsOptions options = Sims(400);
+    options.add_noise = noise;
+    options.dirichlet_epsilon = 0.0f;  // the priors stay uniform: P = 1/7
+    options.forced_playout_k = k;
+    auto mcts = MakeMcts(ConnectFour(), options);
+    EXPECT_OK(mcts->Run(evaluator, 4));
+    return mcts;
+  };
+  auto plain = search(0.0f, true);
+  auto forced = search(2.0f, true);
+  const std::vector<int> plain_visits = plain->VisitCounts();
+  const std::vector<int> forced_visits = forced->VisitCounts();
+  const int n = Sum(forced_visits);
+  // sqrt(2 * (1/7) * 399) = 10.7: each child is forced until it has 11 visits, and the root's
+  // last simulations can leave one short.
+  const int floor_forced = static_cast<int>(std::sqrt(2.0 * n / 7));
+  for (int a = 0; a < 7; ++a) {
+    if (a == 3) continue;
+    EXPECT_LE(plain_visits[a], 3) << a;  // PUCT alone leaves the losing moves alone
+    EXPECT_GE(forced_visits[a], floor_forced) << a;
+  }
+  EXPECT_EQ(forced->BestAction(), 3);
+
+  // The target: column 3 keeps its visits; each other column keeps the fewest visits that still
+  // lose the PUCT comparison to column 3 (here 2 of its 10 or 11), never fewer than its visits
+  // less the forced ones.
+  const std::vector<float> target = forced->PolicyTarget();
+  float sum = 0.0f;
+  for (const float t : target) sum += t;
+  EXPECT_NEAR(sum, 1.0f, 1e-5f);
+  const float kept_of_column_three = forced_visits[3] * target[3];
+  for (int a = 0; a < 7; ++a) {
+    if (a == 3) continue;
+    const float kept_visits = target[a] / target[3] * forced_visits[3];
+    EXPECT_LE(kept_visits, 3.0f + 1e-3f) << a;
+    EXPECT_LT(target[a], static_cast<float>(forced_visits[a]) / n) << a;
+  }
+  EXPECT_GT(target[3], static_cast<float>(forced_visits[3]) / n);
+  EXPECT_GT(kept_of_column_three, 0.0f);
+
+  // Without noise (an evaluation or a fast search) nothing is forced or pruned.
+  auto quiet = search(2.0f, false);
+  auto quiet_plain = search(0.0f, false);
+  EXPECT_EQ(quiet->VisitCounts(), quiet_plain->VisitCounts());
+  EXPECT_EQ(quiet->PolicyTarget(), quiet_plain->PolicyTarget());
+}
+
+// A child whose only visit was forced is dropped from the target.
+TEST(MctsTest, PolicyTargetPruningDropsAChildLeftWithOneVisit) {
+  RecordingEvaluator<ConnectFour> evaluator(XWinsThroughColumnThree);
+  MctsOptions options = Sims(40);
+  options.add_noise = true;
+  options.dirichlet_epsilon = 0.0f;
+  options.forced_playout_k = 0.5f;  // sqrt(0.5 * (1/7) * 39) = 1.67: up to 2 forced visits
+  auto mcts = MakeMcts(ConnectFour(), options);
+  ASSERT_OK(mcts->Run(evaluator, 1));
+  const std::vector<float> target = mcts->PolicyTarget();
+  for (int a = 0; a < 7; ++a) {
+    if (a == 3) continue;
+    EXPECT_EQ(target[a], 0.0f) << a << ": " << mcts->VisitCounts()[a] << " visits";
+  }
+  EXPECT_FLOAT_EQ(target[3], 1.0f);
 }
 
 TEST(MctsTest, SelectActionFollowsTemperature) {

@@ -58,8 +58,10 @@ std::vector<std::string> Lines(const std::string& path, const std::string& event
 
 TEST(RunE2eTest, TheWholeLoopTrainsAndServesNewVersionsAndResumes) {
   const std::string dir = TempDir("zf-run");
-  ProcessResult r = Zf({"run", "--game", "tictactoe", "--dir", dir, "--minutes", "0.4",
-                        "--fleet_view", "--progress_s", "2", "--eval_games", "2", "--seed", "3"});
+  // Self-play with forced playouts and policy target pruning (issue 19), kept by --resume.
+  ProcessResult r =
+      Zf({"run", "--game", "tictactoe", "--dir", dir, "--minutes", "0.4", "--fleet_view",
+          "--progress_s", "2", "--eval_games", "2", "--seed", "3", "--forced_playout_k", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;
   EXPECT_THAT(r.stdout_text, HasSubstr("zf run: tictactoe, network 2x32, 2 replay shards"));
   EXPECT_THAT(r.stdout_text, HasSubstr("peak resident memory"));
@@ -75,7 +77,10 @@ TEST(RunE2eTest, TheWholeLoopTrainsAndServesNewVersionsAndResumes) {
   EXPECT_THAT(log, HasSubstr("learner: published version")) << "DIR/zf.log lacks the learner";
 
   // The run directory.
-  EXPECT_TRUE(fs::exists(dir + "/run.json"));
+  std::ifstream run_json_file(dir + "/run.json");
+  const std::string run_json((std::istreambuf_iterator<char>(run_json_file)),
+                             std::istreambuf_iterator<char>());
+  EXPECT_THAT(run_json, HasSubstr("\"forced_playout_k\": 2,"));
   EXPECT_TRUE(fs::exists(dir + "/replay/shard-0"));
   EXPECT_TRUE(fs::exists(dir + "/replay/shard-1"));
   ASSERT_TRUE(fs::exists(dir + "/checkpoints/latest"));
@@ -122,6 +127,8 @@ TEST(RunE2eTest, BadInputIsAUsageError) {
   ExpectUsageError({"run", "--game", "tictactoe", "--minutes", "-1"}, "--minutes");
   ExpectUsageError({"run", "--game", "tictactoe", "--eval_vs", "perfectly"}, "perfectly");
   ExpectUsageError({"run", "--game", "tictactoe", "--eval_games", "-2"}, "--eval_games");
+  ExpectUsageError({"run", "--game", "tictactoe", "--forced_playout_k", "101"},
+                   "--forced_playout_k");
   ExpectUsageError({"run", "--resume"}, "--dir");
   ExpectUsageError({"run", "--resume", "--dir", TempDir("zf-run-none")}, "run.json");
 }

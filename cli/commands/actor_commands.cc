@@ -113,6 +113,13 @@ absl::Status RunActor(const std::vector<std::string>& args) {
   options.self_play.mcts.num_simulations = absl::GetFlag(FLAGS_sims);
   options.self_play.fast_simulations = std::max(
       2, std::min(options.self_play.fast_simulations, options.self_play.mcts.num_simulations));
+  if (const double k = absl::GetFlag(FLAGS_forced_playout_k); k >= 0) {
+    if (k > 100) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--forced_playout_k must be in 0..100, got ", k));
+    }
+    options.self_play.mcts.forced_playout_k = static_cast<float>(k);
+  }
   options.max_games = absl::GetFlag(FLAGS_games);
   options.seed = absl::GetFlag(FLAGS_seed);
   if (local) {
@@ -321,12 +328,19 @@ std::vector<Command> ActorCommands() {
       {"actor",
        "self-play against an inference server, games into a run directory or replay shards",
        "zf actor --game G --inference ADDR (--out DIR | --replay ADDR1,ADDR2,...) [--workers N] "
-       "[--games_per_worker N] [--sims N] [--games N (0 = until SIGINT/SIGTERM)] "
+       "[--games_per_worker N] [--sims N] [--forced_playout_k K] [--games N (0 = until "
+       "SIGINT/SIGTERM)] "
        "[--metrics_listen ADDR] [--acked_log FILE] [--seed S] [--json]",
-       WithLogFileFlag(
-           WithTlsFlags({"game", "inference", "out", "replay", "workers", "games_per_worker",
-                         "sims", "games", "metrics_listen", "acked_log", "seed", "json", "local",
-                         "checkpoint", "blocks", "filters", "device", "precision", "cuda_graphs"})),
+       WithLogFileFlag(WithTlsFlags({"game",       "inference",
+                                     "out",        "replay",
+                                     "workers",    "games_per_worker",
+                                     "sims",       "forced_playout_k",
+                                     "games",      "metrics_listen",
+                                     "acked_log",  "seed",
+                                     "json",       "local",
+                                     "checkpoint", "blocks",
+                                     "filters",    "device",
+                                     "precision",  "cuda_graphs"})),
        RunActor, [](const std::vector<std::string>&) { return absl::GetFlag(FLAGS_local); }},
       {"games",
        "'dump FILE': print every game record of a .zfgames file",

@@ -100,7 +100,8 @@ struct RunConfig {
   std::string game;
   int blocks = 2, filters = 32;
   int shards = 2;
-  int selfplay_sims = 0;  // 0: ActorOptions::ForGame's
+  int selfplay_sims = 0;        // 0: ActorOptions::ForGame's
+  double forced_playout_k = 0;  // MctsOptions::forced_playout_k of self-play; 0: off
   int games_per_worker = 32;
   int max_batch = 64;
   int batch_size = 128;
@@ -117,13 +118,14 @@ struct RunConfig {
   std::string ToJson() const {
     return absl::StrFormat(
         "{\"game\": \"%s\", \"blocks\": %d, \"filters\": %d, \"shards\": %d, "
-        "\"selfplay_sims\": %d, \"games_per_worker\": %d, \"max_batch\": %d, \"batch_size\": %d, "
+        "\"selfplay_sims\": %d, \"forced_playout_k\": %g, \"games_per_worker\": %d, \"max_batch\": "
+        "%d, \"batch_size\": %d, "
         "\"lr\": %g, \"steps_per_checkpoint\": %d, \"capacity\": %d, \"min_size_to_sample\": %d, "
         "\"samples_per_insert\": %g, \"eval_games\": %d, \"eval_sims\": %d, \"eval_vs\": \"%s\", "
         "\"seed\": %d}\n",
-        game, blocks, filters, shards, selfplay_sims, games_per_worker, max_batch, batch_size, lr,
-        steps_per_checkpoint, capacity, min_size_to_sample, samples_per_insert, eval_games,
-        eval_sims, eval_vs, seed);
+        game, blocks, filters, shards, selfplay_sims, forced_playout_k, games_per_worker, max_batch,
+        batch_size, lr, steps_per_checkpoint, capacity, min_size_to_sample, samples_per_insert,
+        eval_games, eval_sims, eval_vs, seed);
   }
 };
 
@@ -204,6 +206,10 @@ absl::StatusOr<RunConfig> ReadConfig(const std::string& path) {
   ZF_RETURN_IF_ERROR(num("filters", &c.filters));
   ZF_RETURN_IF_ERROR(num("shards", &c.shards));
   ZF_RETURN_IF_ERROR(num("selfplay_sims", &c.selfplay_sims));
+  // Absent from the run.json of runs started before it existed: off, as they ran.
+  if (JsonField(json, "forced_playout_k")) {
+    ZF_RETURN_IF_ERROR(num("forced_playout_k", &c.forced_playout_k));
+  }
   ZF_RETURN_IF_ERROR(num("games_per_worker", &c.games_per_worker));
   ZF_RETURN_IF_ERROR(num("max_batch", &c.max_batch));
   ZF_RETURN_IF_ERROR(num("batch_size", &c.batch_size));
@@ -378,6 +384,11 @@ absl::Status RunRun(const std::vector<std::string>& args) {
           absl::StrCat("--shards must be in 1..16, got ", config.shards));
     }
     if (int v = absl::GetFlag(FLAGS_selfplay_sims); v != 0) config.selfplay_sims = v;
+    if (double v = absl::GetFlag(FLAGS_forced_playout_k); v >= 0) config.forced_playout_k = v;
+    if (config.forced_playout_k > 100) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--forced_playout_k must be in 0..100, got ", config.forced_playout_k));
+    }
     if (int v = absl::GetFlag(FLAGS_eval_games); v >= 0) config.eval_games = v;
     if (int v = absl::GetFlag(FLAGS_eval_sims); v != 0) config.eval_sims = v;
     if (std::string v = absl::GetFlag(FLAGS_eval_vs); !v.empty()) config.eval_vs = v;
@@ -545,6 +556,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   ao.workers = 1;
   ao.games_per_worker = config.games_per_worker;
   if (config.selfplay_sims > 0) ao.self_play.mcts.num_simulations = config.selfplay_sims;
+  ao.self_play.mcts.forced_playout_k = static_cast<float>(config.forced_playout_k);
   ao.seed = config.seed + static_cast<uint64_t>(absl::ToUnixSeconds(absl::Now()));
   ZF_ASSIGN_OR_RETURN(std::shared_ptr<actor::AsyncEvaluator> evaluator,
                       actor::ConnectInference("unix:" + inference_socket, game.name));
@@ -807,12 +819,13 @@ std::vector<Command> RunCommands() {
        "the whole fleet in one process (replay shards, learner, inference server, actor) on "
        "loopback gRPC, with live progress and periodic evaluations",
        "zf run --game G [--dir DIR] [--minutes M] [--net BxF] [--shards N] [--selfplay_sims N] "
+       "[--forced_playout_k K] "
        "[--eval_vs SPEC,...] [--eval_games N] [--eval_sims N] [--progress_s S] [--fleet_view] "
        "[--metrics_listen ADDR] [--seed S]\n"
        "  zf run --resume --dir DIR [--minutes M]",
        WithLogFileFlag({"game", "dir", "minutes", "resume", "net", "shards", "selfplay_sims",
-                        "eval_vs", "eval_games", "eval_sims", "progress_s", "fleet_view",
-                        "metrics_listen", "seed"}),
+                        "forced_playout_k", "eval_vs", "eval_games", "eval_sims", "progress_s",
+                        "fleet_view", "metrics_listen", "seed"}),
        RunRun},
   };
 }
