@@ -22,8 +22,8 @@ ABSL_FLAG(
 ABSL_FLAG(int, sims, 800, "simulations per search: actor, bench mcts (bench mcts: 1..100000)");
 ABSL_FLAG(double, forced_playout_k, -1,
           "actor, run: forced playouts and policy target pruning at the root of self-play's full "
-          "searches (KataGo; it uses 2), 0..100, 0 off; not given: off (zf run --resume: the "
-          "run's own value)");
+          "searches (KataGo; it uses 2), 0..100, 0 off; not given (-1): off (zf run --resume: "
+          "the run's own value)");
 ABSL_FLAG(std::string, out, "",
           "checkpoint new: the file to write (atomically); actor: the directory to write games "
           "into");

@@ -202,10 +202,12 @@ BatchLimits BatchTuner::Next(double arrival_rows_per_second, int cap) {
   while (up < grid_.size() && grid_[up].rows <= chosen.max_batch) ++up;
   // No test against the latency target: an estimate above it may be a profile taken under load
   // or a served average from a slower time, and a size never probed again would stay so.
-  if (up == grid_.size() || grid_[up].rows > cap ||
-      (grid_[up].served_round >= 0 && round_ - grid_[up].served_round < options_.probe_every)) {
-    return chosen;
-  }
+  // A probe that did not fill (too few rows arrived) counts as a try too, or every round would
+  // probe again.
+  if (up == grid_.size() || grid_[up].rows > cap) return chosen;
+  const int64_t last = std::max(grid_[up].served_round, grid_[up].probed_round);
+  if (last >= 0 && round_ - last < options_.probe_every) return chosen;
+  grid_[up].probed_round = round_;
   probe_index_ = static_cast<int>(up);
   BatchLimits probe = LimitsFor(up, arrival_rows_per_second);
   probe.probe = true;

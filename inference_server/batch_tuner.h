@@ -44,12 +44,17 @@
 // shape is wrong would hold forever: a server restarted on a loaded 2-core host once measured
 // 1 row at 50 ms and 2 rows at 148 ms (served, 1 row took 0.35 ms) and stayed at batches of 1.
 // So Next, called every retune_interval, returns Choose's limits unless the next grid size up
-// could be filled (at most `cap`) and has not been served for `probe_every` rounds (whatever its
+// could be filled (at most `cap`) and has been neither served nor probed for `probe_every`
+// rounds (whatever its
 // estimate: one above the latency target may be as wrong as that profile, or a served average
 // from a busier time): then it returns that size for the round (BatchLimits::probe),
 // and the round may end as soon as `kProbeBatches` batches of it were observed
-// (ProbeMeasured). A wrong profile is corrected in one short round per doubling; a right one
-// costs a short round at the next size every `probe_every` rounds.
+// (ProbeMeasured); during it the batcher's workers wait up to max_delay for a batch of that size
+// instead of asking WorthWaiting (whose estimate of an unmeasured size would never let it fill).
+// A wrong profile is corrected in one short round per doubling; a right one costs a short round
+// at the next size every `probe_every` rounds. The slowdown factor follows only batches of
+// profiled sizes, so once the sizes served are ones the profile never reached it stops moving;
+// it matters only for profiled sizes not served yet.
 //
 // Thread-compatible: the batcher calls it under its own lock.
 #pragma once
@@ -151,6 +156,7 @@ class BatchTuner {
     double served = 0;    // moving average of served batches; 0: none served yet
     int64_t served_batches = 0;
     int64_t served_round = -1;  // the round of the latest batch served at this size
+    int64_t probed_round = -1;  // the latest round that probed this size
   };
 
   BatchTuner(BatchTunerOptions options, std::vector<Size> grid);

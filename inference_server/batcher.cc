@@ -199,6 +199,7 @@ Batcher::Batcher(Options options, std::optional<BatchTuner> tuner)
 void Batcher::SetLimits(BatchLimits limits) {
   max_batch_ = limits.max_batch;
   max_delay_ = limits.max_delay;
+  probing_ = limits.probe;
   if (metrics_ != nullptr) {
     metrics_->max_batch_rows.Set(static_cast<double>(max_batch_));
     metrics_->max_delay_seconds.Set(absl::ToDoubleSeconds(max_delay_));
@@ -323,7 +324,8 @@ bool Batcher::TakeBatch(std::vector<Slice>* slices, std::shared_ptr<Backend>* ba
     }
     const Request* front = queue_.front().get();
     absl::Duration wait = max_delay_;
-    if (tuner_.has_value()) {
+    // A probe waits for its size to fill: WorthWaiting would judge it by a guess.
+    if (tuner_.has_value() && !probing_) {
       wait = std::min(wait, tuner_->WorthWaiting(static_cast<int>(queued_rows_), max_batch_));
     }
     const absl::Time deadline = front->submitted + wait;
@@ -516,6 +518,7 @@ Batcher::Stats Batcher::stats() const {
     stats.busy_seconds += absl::ToDoubleSeconds(clock_->Now() - busy_since_);
   stats.max_batch = max_batch_;
   stats.max_delay = max_delay_;
+  stats.probing = probing_;
   return stats;
 }
 

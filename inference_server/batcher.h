@@ -40,9 +40,10 @@
 //     batch re-chooses them from the costs of the batches served, the rows/s submitted and the
 //     most rows outstanding at once (max_batch at most that over num_workers: callers with a
 //     bounded number of rows in flight cannot fill more, and the workers should pipeline), or
-//     probe the next size up for a short round (the served costs correct a wrong profile). A
-//     free worker then waits for more rows only while waiting lowers the cost per row
-//     (BatchTuner::WorthWaiting), at most max_delay.
+//     probe the next size up for a short round (the served costs correct a wrong profile; a
+//     worker then waits up to max_delay for a batch of that size). Otherwise a free worker waits
+//     for more rows only while waiting lowers the cost per row (BatchTuner::WorthWaiting), at
+//     most max_delay.
 //   - Close fails every queued row with CANCELLED, lets in-flight batches finish normally, and
 //     joins the workers.
 //
@@ -64,7 +65,8 @@
 //   zf_inference_queued_rows              gauge: rows waiting in the queue
 //   zf_inference_model_version            gauge: version of the current backend
 //   zf_inference_max_batch_rows           gauge: max_batch (batch fill = mean batch rows / this),
-//                                         the tuner's choice when tuning
+//                                         the tuner's choice when tuning (a probed size
+//                                         during a probe round)
 //   zf_inference_max_delay_seconds        gauge: max_delay, the tuner's choice when tuning
 // Times are read from Options::clock.
 //
@@ -159,6 +161,8 @@ class Batcher {
     // The limits in force: the options', or the tuner's latest choice.
     int max_batch = 0;
     absl::Duration max_delay;
+    // The limits are a probe round's (tuning only; see BatchTuner, "Probing").
+    bool probing = false;
   };
 
   // Validates the options, profiles the backend when tuning, and starts the workers.
@@ -252,6 +256,7 @@ class Batcher {
   absl::Duration max_delay_ ABSL_GUARDED_BY(mu_);
   std::optional<BatchTuner> tuner_ ABSL_GUARDED_BY(mu_);
   int chosen_max_batch_ ABSL_GUARDED_BY(mu_) = 0;     // the tuner's latest choice, probes aside
+  bool probing_ ABSL_GUARDED_BY(mu_) = false;         // the limits in force are a probe's
   int64_t rows_submitted_ ABSL_GUARDED_BY(mu_) = 0;   // accepted by Submit, ever
   int64_t rows_in_batches_ ABSL_GUARDED_BY(mu_) = 0;  // taken into batches not yet finished
   // The most rows outstanding (queued or in batches) at once since the last retune.

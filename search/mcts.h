@@ -39,8 +39,9 @@
 // score), so noise that finds a good move gets it searched. PolicyTarget then takes the forced
 // visits out again: c* is the most visited child; every other child c keeps the fewest visits
 // N'(c) >= N(c) - n_forced(c) for which its PUCT score (real Q, the root's N) stays below c*'s,
-// and a child left with one visit is dropped. The visits themselves (and so SelectAction and
-// the tree) are unchanged: only the recorded target is pruned.
+// and a child reduced to one visit is dropped. SelectAction samples from the same pruned counts
+// (forced visits are exploration, not evidence; the most visited child is never pruned, so a
+// temperature of 0 picks as before). The tree itself keeps every visit.
 //
 // Batching and collisions. CollectLeaves runs simulations until it has max_leaves leaves that
 // need an evaluation, the budget is reached, or a collision: a walk that ends on a leaf already
@@ -492,35 +493,6 @@ class Mcts {
     }
   }
 
-  // Policy target pruning (see the algorithm above): writes each root child's pruned visit
-  // count to out[action]; `total` = the root children's visits, > 0. The most visited child
-  // keeps all of its visits, so the sum is positive.
-  void PrunedVisits(int64_t total, std::span<float> out) const {
-    const float n_root = static_cast<float>(total);
-    const float cu = ExplorationFactor(n_root);
-    const Edge* best = nullptr;
-    ForEachRootEdge([&](const Edge& e) {
-      if (best == nullptr || e.n > best->n || (e.n == best->n && e.prior > best->prior)) best = &e;
-    });
-    const float best_score = best->w / static_cast<float>(best->n) +
-                             cu * best->prior / (1.0f + static_cast<float>(best->n));
-    ForEachRootEdge([&](const Edge& e) {
-      float kept = static_cast<float>(e.n);
-      if (&e != best && e.n > 0) {
-        const float q = e.w / static_cast<float>(e.n);
-        const float forced = std::sqrt(options_.forced_playout_k * e.prior * n_root);
-        if (q < best_score) {
-          // The fewest visits n with q + cu P / (1 + n) < best_score, but no fewer than the
-          // visits less the forced ones.
-          const float needed = std::floor(cu * e.prior / (best_score - q));
-          kept = std::clamp(needed, std::ceil(kept - forced), kept);
-        }
-        if (kept <= 1.0f) kept = 0.0f;
-      }
-      out[e.action] = kept;
-    });
-  }
-
   // The root's mean value for its player to move, in [-1, 1]; 0 before the first visit and at
   // a terminal root (whose outcome root_position().Returns() gives).
   float RootValue() const {
@@ -552,8 +524,9 @@ class Mcts {
   }
 
   // Samples a root action: temperature <= 0 takes the most visited (uniformly random among
-  // ties); otherwise action a with probability proportional to N(root, a)^(1 / temperature).
-  // Before any child visit, the priors take the place of the visits. Requires an expanded
+  // ties); otherwise action a with probability proportional to N(root, a)^(1 / temperature),
+  // with the pruned visits when the search forced playouts (see above). Before any child
+  // visit, the priors take the place of the visits. Requires an expanded
   // root (ZF_CHECK). Rng is a UniformRandomBitGenerator (e.g. std::mt19937_64).
   template <typename Rng>
   int SelectAction(float temperature, Rng& rng) const {
@@ -562,9 +535,19 @@ class Mcts {
     const Edge* edges = &edges_[root.first_edge];
     const int k = root.num_edges;
     int max_n = 0;
-    for (int i = 0; i < k; ++i) max_n = std::max(max_n, edges[i].n);
-    // Visits, or the priors before any visit, as non-negative weights.
+    int64_t total_n = 0;
+    for (int i = 0; i < k; ++i) {
+      max_n = std::max(max_n, edges[i].n);
+      total_n += edges[i].n;
+    }
+    std::vector<float> pruned;
+    if (max_n > 0 && ForcesPlayouts()) {
+      pruned.assign(num_actions_, 0.0f);
+      PrunedVisits(total_n, pruned);
+    }
+    // Visits (pruned ones when forcing), or the priors before any visit, as non-negative weights.
     auto weight = [&](int i) {
+      if (!pruned.empty()) return static_cast<double>(pruned[edges[i].action]);
       return max_n > 0 ? static_cast<double>(edges[i].n) : static_cast<double>(edges[i].prior);
     };
     double max_w = 0.0;
@@ -697,6 +680,35 @@ class Mcts {
   }
 
   bool ForcesPlayouts() const { return add_noise_ && options_.forced_playout_k > 0.0f; }
+
+  // Policy target pruning (see the algorithm above): writes each root child's pruned visit
+  // count to out[action] (size NumActions()); `total` = the root children's visits, > 0. The most
+  // visited child keeps all of its visits, so the sum is positive.
+  void PrunedVisits(int64_t total, std::span<float> out) const {
+    const float n_root = static_cast<float>(total);
+    const float cu = ExplorationFactor(n_root);
+    const Edge* best = nullptr;
+    ForEachRootEdge([&](const Edge& e) {
+      if (best == nullptr || e.n > best->n || (e.n == best->n && e.prior > best->prior)) best = &e;
+    });
+    const float best_score = best->w / static_cast<float>(best->n) +
+                             cu * best->prior / (1.0f + static_cast<float>(best->n));
+    ForEachRootEdge([&](const Edge& e) {
+      float kept = static_cast<float>(e.n);
+      if (&e != best && e.n > 0) {
+        const float q = e.w / static_cast<float>(e.n);
+        const float forced = std::sqrt(options_.forced_playout_k * e.prior * n_root);
+        if (q < best_score) {
+          // The fewest visits n with q + cu P / (1 + n) < best_score, but no fewer than the
+          // visits less the forced ones.
+          const float needed = std::floor(cu * e.prior / (best_score - q));
+          kept = std::clamp(needed, std::ceil(kept - forced), kept);
+        }
+        if (kept < static_cast<float>(e.n) && kept <= 1.0f) kept = 0.0f;
+      }
+      out[e.action] = kept;
+    });
+  }
 
   void AddVirtualLoss(int32_t leaf) {
     for (int32_t x = leaf; x >= 0; x = nodes_[x].parent) {

@@ -465,6 +465,43 @@ TEST(MctsTest, ForcedPlayoutsVisitEveryRootChildAndThePolicyTargetPrunesThem) {
   EXPECT_EQ(quiet->PolicyTarget(), quiet_plain->PolicyTarget());
 }
 
+// Two good moves: the second one's visits are its own (PUCT wanted them), so pruning may take
+// at most its forced share, and sampling follows the pruned counts.
+TEST(MctsTest, PolicyTargetPruningKeepsVisitsPuctWanted) {
+  RecordingEvaluator<ConnectFour> evaluator([](const ConnectFour& position) {
+    const bool x_wins = position.CellOwner(5, 2) == 0 || position.CellOwner(5, 3) == 0;
+    return (position.ToPlay() == 0) == x_wins ? 1.0f : -1.0f;
+  });
+  MctsOptions options = Sims(400);
+  options.add_noise = true;
+  options.dirichlet_epsilon = 0.0f;
+  options.forced_playout_k = 2.0f;
+  auto mcts = MakeMcts(ConnectFour(), options);
+  ASSERT_OK(mcts->Run(evaluator, 4));
+  const std::vector<int> visits = mcts->VisitCounts();
+  const int n = Sum(visits);
+  const int best = mcts->BestAction();
+  const int second = best == 3 ? 2 : 3;
+  ASSERT_GT(visits[second], 100) << "both winning columns are searched";
+  const std::vector<float> target = mcts->PolicyTarget();
+  const float kept = target[second] / target[best] * visits[best];
+  const float forced = std::sqrt(2.0f * n / 7);
+  EXPECT_GE(kept, visits[second] - std::ceil(forced) - 1e-3f);
+  EXPECT_LE(kept, static_cast<float>(visits[second]) + 1e-3f);
+  // At temperature 1 the losing columns (pruned to 2 visits of their ~11) come up about as
+  // often as the pruned target says, not as often as their visits.
+  std::mt19937_64 rng(7);
+  int losing = 0;
+  const int draws = 4000;
+  for (int i = 0; i < draws; ++i) {
+    const int a = mcts->SelectAction(1.0f, rng);
+    losing += a != 2 && a != 3;
+  }
+  float losing_target = 0.0f;
+  for (int a = 0; a < 7; ++a) losing_target += (a == 2 || a == 3) ? 0.0f : target[a];
+  EXPECT_NEAR(static_cast<float>(losing) / draws, losing_target, 0.02f);
+}
+
 // A child whose only visit was forced is dropped from the target.
 TEST(MctsTest, PolicyTargetPruningDropsAChildLeftWithOneVisit) {
   RecordingEvaluator<ConnectFour> evaluator(XWinsThroughColumnThree);

@@ -129,6 +129,8 @@ TEST(RunE2eTest, BadInputIsAUsageError) {
   ExpectUsageError({"run", "--game", "tictactoe", "--eval_games", "-2"}, "--eval_games");
   ExpectUsageError({"run", "--game", "tictactoe", "--forced_playout_k", "101"},
                    "--forced_playout_k");
+  ExpectUsageError({"run", "--game", "tictactoe", "--forced_playout_k", "-3"},
+                   "--forced_playout_k");
   ExpectUsageError({"run", "--resume"}, "--dir");
   ExpectUsageError({"run", "--resume", "--dir", TempDir("zf-run-none")}, "run.json");
 }

@@ -113,8 +113,8 @@ absl::Status RunActor(const std::vector<std::string>& args) {
   options.self_play.mcts.num_simulations = absl::GetFlag(FLAGS_sims);
   options.self_play.fast_simulations = std::max(
       2, std::min(options.self_play.fast_simulations, options.self_play.mcts.num_simulations));
-  if (const double k = absl::GetFlag(FLAGS_forced_playout_k); k >= 0) {
-    if (k > 100) {
+  if (const double k = absl::GetFlag(FLAGS_forced_playout_k); k != -1) {
+    if (!(k >= 0 && k <= 100)) {
       return absl::InvalidArgumentError(
           absl::StrCat("--forced_playout_k must be in 0..100, got ", k));
     }

@@ -384,8 +384,8 @@ absl::Status RunRun(const std::vector<std::string>& args) {
           absl::StrCat("--shards must be in 1..16, got ", config.shards));
     }
     if (int v = absl::GetFlag(FLAGS_selfplay_sims); v != 0) config.selfplay_sims = v;
-    if (double v = absl::GetFlag(FLAGS_forced_playout_k); v >= 0) config.forced_playout_k = v;
-    if (config.forced_playout_k > 100) {
+    if (double v = absl::GetFlag(FLAGS_forced_playout_k); v != -1) config.forced_playout_k = v;
+    if (!(config.forced_playout_k >= 0 && config.forced_playout_k <= 100)) {
       return absl::InvalidArgumentError(
           absl::StrCat("--forced_playout_k must be in 0..100, got ", config.forced_playout_k));
     }
