@@ -514,13 +514,7 @@ class Mcts {
   // an expanded root (ZF_CHECK).
   int BestAction() const {
     ZF_CHECK(nodes_[kRoot].state == NodeState::kExpanded) << "BestAction before expansion";
-    const Edge* best = nullptr;
-    ForEachRootEdge([&](const Edge& e) {
-      if (best == nullptr || e.n > best->n || (e.n == best->n && e.prior > best->prior)) {
-        best = &e;
-      }
-    });
-    return best->action;
+    return MostVisitedRootEdge().action;
   }
 
   // Samples a root action: temperature <= 0 takes the most visited (uniformly random among
@@ -681,16 +675,23 @@ class Mcts {
 
   bool ForcesPlayouts() const { return add_noise_ && options_.forced_playout_k > 0.0f; }
 
+  // The most visited root edge; ties go to the higher prior, then the lower action. The root
+  // must be expanded.
+  const Edge& MostVisitedRootEdge() const {
+    const Edge* best = nullptr;
+    ForEachRootEdge([&](const Edge& e) {
+      if (best == nullptr || e.n > best->n || (e.n == best->n && e.prior > best->prior)) best = &e;
+    });
+    return *best;
+  }
+
   // Policy target pruning (see the algorithm above): writes each root child's pruned visit
   // count to out[action] (size NumActions()); `total` = the root children's visits, > 0. The most
   // visited child keeps all of its visits, so the sum is positive.
   void PrunedVisits(int64_t total, std::span<float> out) const {
     const float n_root = static_cast<float>(total);
     const float cu = ExplorationFactor(n_root);
-    const Edge* best = nullptr;
-    ForEachRootEdge([&](const Edge& e) {
-      if (best == nullptr || e.n > best->n || (e.n == best->n && e.prior > best->prior)) best = &e;
-    });
+    const Edge* best = &MostVisitedRootEdge();
     const float best_score = best->w / static_cast<float>(best->n) +
                              cu * best->prior / (1.0f + static_cast<float>(best->n));
     ForEachRootEdge([&](const Edge& e) {
