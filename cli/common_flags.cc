@@ -5,6 +5,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 ABSL_FLAG(std::string, game, "connect4",
           "game name: tictactoe, connect4, dotsboxes[:RxC] (boxes, 1..10 each), go[:N][:komi=K] "
@@ -24,6 +25,9 @@ ABSL_FLAG(double, forced_playout_k, -1,
           "actor, run: forced playouts and policy target pruning at the root of self-play's full "
           "searches (KataGo; it uses 2), 0..100, 0 off; not given (-1): off (zf run --resume: "
           "the run's own value)");
+ABSL_FLAG(int, opening_moves, -1,
+          "evaluator, match: random plies that open each game, 0..100 (-1: per game, 1 for "
+          "tictactoe, 2 else); match plays each opening twice, colours swapped");
 ABSL_FLAG(std::string, out, "",
           "checkpoint new: the file to write (atomically); actor: the directory to write games "
           "into");
@@ -69,6 +73,13 @@ absl::Status CheckFlagRange(const char* flag, int64_t value, int64_t lo, int64_t
         absl::StrCat("--", flag, " is ", value, ", expected ", lo, "..", hi));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<int> OpeningMovesFromFlag(int per_game_default) {
+  const int plies = absl::GetFlag(FLAGS_opening_moves);
+  if (plies == -1) return per_game_default;
+  ZF_RETURN_IF_ERROR(CheckFlagRange("opening_moves", plies, 0, 100));
+  return plies;
 }
 
 std::vector<std::string> WithLogFileFlag(std::vector<std::string> flags) {

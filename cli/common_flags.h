@@ -21,6 +21,7 @@ ABSL_DECLARE_FLAG(int, filters);
 ABSL_DECLARE_FLAG(std::string, dir);
 ABSL_DECLARE_FLAG(int, sims);
 ABSL_DECLARE_FLAG(double, forced_playout_k);
+ABSL_DECLARE_FLAG(int, opening_moves);
 ABSL_DECLARE_FLAG(std::string, out);
 ABSL_DECLARE_FLAG(std::string, checkpoint);
 ABSL_DECLARE_FLAG(int, workers);
@@ -42,6 +43,10 @@ namespace zf::cli {
 // Returns: OK when lo <= value <= hi; otherwise InvalidArgument "--FLAG is VALUE, expected
 // LO..HI".
 absl::Status CheckFlagRange(const char* flag, int64_t value, int64_t lo, int64_t hi);
+
+// --opening_moves: `per_game_default` when not given (-1).
+// Returns: the plies; InvalidArgument "--opening_moves is V, expected 0..100" otherwise.
+absl::StatusOr<int> OpeningMovesFromFlag(int per_game_default);
 
 // `flags` plus --log_file, for the long-running roles (zf main applies it before the command
 // runs; `zf run` defaults it to RUN_DIR/zf.log itself).

@@ -67,13 +67,10 @@ class PlayersMatchRunner final : public evaluator::MatchRunner {
     networks_ = std::move(networks);  // only this game's networks stay loaded
     G game = start_;
     std::mt19937_64 rng(seed);
-    std::vector<int> legal;
+    std::vector<int> opening;
+    PlayRandomOpening(game, opening_moves, rng, &opening);
     zerofleet::v1::EvaluationGame record;
-    for (int k = 0; k < opening_moves && !game.IsTerminal(); ++k) {
-      game.LegalActions(&legal);
-      game.Apply(legal[std::uniform_int_distribution<size_t>(0, legal.size() - 1)(rng)]);
-      record.set_moves(record.moves() + 1);
-    }
+    record.set_moves(static_cast<int>(opening.size()));
     int resigned = -1;
     while (!game.IsTerminal()) {
       ZF_ASSIGN_OR_RETURN(int action, seats[game.ToPlay()]->ChooseAction(game));
@@ -173,9 +170,6 @@ inline void PruneCheckpoints(const std::string& checkpoints,
     }
   }
 }
-
-// Random plies that open each evaluation game: 1 for tic-tac-toe (nine first moves), 2 else.
-inline int DefaultOpeningMoves(const std::string& game) { return game == "tictactoe" ? 1 : 2; }
 
 // The anchor rated 0: random if it is an anchor, else the first.
 inline std::string RatingAnchor(const std::vector<std::string>& anchors) {

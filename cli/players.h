@@ -50,6 +50,25 @@ namespace zf::cli {
 // "resign".
 inline constexpr int kResignAction = -1;
 
+// Random plies that open each evaluation or match game unless told otherwise: 1 for tic-tac-toe
+// (nine first moves), 2 else. Without them two deterministic players (MCTS at a fixed simulation
+// count, GNU Go) replay the same few games.
+inline int DefaultOpeningMoves(const std::string& game) { return game == "tictactoe" ? 1 : 2; }
+
+// Plays up to `plies` uniformly random legal moves on `game` (fewer if it ends), appending each
+// action to `actions` when given. The same rng state gives the same opening.
+template <games::Game G>
+void PlayRandomOpening(G& game, int plies, std::mt19937_64& rng,
+                       std::vector<int>* actions = nullptr) {
+  std::vector<int> legal;
+  for (int k = 0; k < plies && !game.IsTerminal(); ++k) {
+    game.LegalActions(&legal);
+    const int action = legal[std::uniform_int_distribution<size_t>(0, legal.size() - 1)(rng)];
+    game.Apply(action);
+    if (actions != nullptr) actions->push_back(action);
+  }
+}
+
 // The statistics of a player's last search, for `zf analyze`.
 struct SearchReport {
   float value = 0.0f;  // the root's mean value for the player to move, in [-1, 1]

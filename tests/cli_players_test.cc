@@ -2,9 +2,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_split.h"
 #include "common/testing/status_matchers.h"
 #include "common/testing/subprocess.h"
 #include "tests/zf_cli_testing.h"
@@ -71,6 +73,45 @@ TEST_F(CliPlayersTest, TextMatchAlternatesColours) {
   EXPECT_THAT(r.stdout_text, ContainsRegex("over 2 games: [0-9]+ wins, [0-9]+ draws, [0-9]+ losses"));
 }
 
+// The moves of each game of a text match ("game N: ...: m1,m2,...").
+std::vector<std::vector<std::string>> MatchMoves(const std::string& out) {
+  std::vector<std::vector<std::string>> games;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("game ", 0) != 0) continue;
+    games.push_back(absl::StrSplit(line.substr(line.rfind(": ") + 2), ','));
+  }
+  return games;
+}
+
+// Two deterministic players (MCTS with uniform priors) replay the same game without openings;
+// with the default two random plies, games 2k and 2k+1 share their opening (colours swapped)
+// and the pairs differ.
+TEST_F(CliPlayersTest, RandomOpeningsVaryTheGamesOfDeterministicPlayers) {
+  ProcessResult r = Zf({"match", "--game", "connect4", "--p1", "uniform:20", "--p2", "uniform:30",
+                        "--games", "6", "--seed", "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stdout_text, HasSubstr("(2 random opening plies a game, each opening played with both colours)"));
+  std::vector<std::vector<std::string>> games = MatchMoves(r.stdout_text);
+  ASSERT_EQ(games.size(), 6u) << r.stdout_text;
+  for (int pair = 0; pair < 3; ++pair) {
+    const auto& a = games[2 * pair];
+    const auto& b = games[2 * pair + 1];
+    ASSERT_GE(std::min(a.size(), b.size()), 2u);
+    EXPECT_EQ(std::vector<std::string>(a.begin(), a.begin() + 2),
+              std::vector<std::string>(b.begin(), b.begin() + 2)) << r.stdout_text;
+  }
+  EXPECT_FALSE(games[0] == games[2] && games[2] == games[4]) << r.stdout_text;
+
+  r = Zf({"match", "--game", "connect4", "--p1", "uniform:20", "--p2", "uniform:30", "--games",
+          "4", "--seed", "4", "--opening_moves", "0"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  games = MatchMoves(r.stdout_text);
+  ASSERT_EQ(games.size(), 4u) << r.stdout_text;
+  EXPECT_EQ(games[0], games[2]);  // p1 first in both: the same game
+  EXPECT_EQ(games[1], games[3]);
+}
+
 TEST_F(CliPlayersTest, NetworkPlayerFromACheckpoint) {
   const std::string ckpt = Path("c4.zfckpt");
   ProcessResult r = Zf({"checkpoint", "new", "--game", "connect4", "--out", ckpt, "--blocks", "1",
@@ -126,6 +167,8 @@ TEST_F(CliPlayersTest, BadPlayerSpecsAndNumbers) {
   ExpectUsageError({"match", "--game", "connect4", "--p1", "random"}, "--p1 and --p2");
   ExpectUsageError({"match", "--game", "connect4", "--p1", "random", "--p2", "random", "--games",
                     "0"}, "--games");
+  ExpectUsageError({"match", "--game", "connect4", "--p1", "random", "--p2", "random",
+                    "--opening_moves", "101"}, "--opening_moves is 101, expected 0..100");
   ExpectUsageError({"bench", "mcts", "--game", "connect4", "--sims", "0"}, "--sims");
   ExpectUsageError({"bench", "gpu"}, "unknown benchmark");
   ExpectUsageError({"checkpoint", "new", "--game", "connect4"}, "--out");

@@ -49,8 +49,6 @@ ABSL_FLAG(std::string, anchors, "",
 ABSL_FLAG(int, eval_sims_per_move, 64,
           "evaluator: MCTS simulations per move of a network (1..100000)");
 ABSL_FLAG(int, games_per_opponent, 20, "evaluator: games per match, colours alternating (even)");
-ABSL_FLAG(int, opening_moves, -1,
-          "evaluator: random plies that open each game (-1: per game, 1 for tictactoe, 2 else)");
 ABSL_FLAG(bool, gate, false,
           "evaluator: serve (on --gate_listen) only versions an SPRT against the best accepts");
 ABSL_FLAG(double, sprt_elo0, 0.0, "evaluator --gate: H0, the new version is at most this stronger");
@@ -94,8 +92,7 @@ absl::Status RunEvaluator(const std::vector<std::string>& args) {
   options.anchors = absl::StrSplit(anchors, ',', absl::SkipEmpty());
   options.rating_anchor = RatingAnchor(options.anchors);
   options.games_per_opponent = absl::GetFlag(FLAGS_games_per_opponent);
-  options.opening_moves = absl::GetFlag(FLAGS_opening_moves);
-  if (options.opening_moves < 0) options.opening_moves = DefaultOpeningMoves(config.name);
+  ZF_ASSIGN_OR_RETURN(options.opening_moves, OpeningMovesFromFlag(DefaultOpeningMoves(config.name)));
   options.seed = absl::GetFlag(FLAGS_seed);
   if (options.seed == 0) options.seed = static_cast<uint64_t>(absl::ToUnixNanos(absl::Now()));
   options.gate = absl::GetFlag(FLAGS_gate);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <iostream>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -64,6 +66,7 @@ absl::Status RunMatch(const std::vector<std::string>& args) {
         absl::StrCat("--games must be in 1..100000, got ", num_games));
   }
   const uint64_t seed = SeedFromFlag();
+  ZF_ASSIGN_OR_RETURN(const int opening_plies, OpeningMovesFromFlag(DefaultOpeningMoves(config.name)));
   const bool json = absl::GetFlag(FLAGS_json), verbose = absl::GetFlag(FLAGS_verbose);
   return games::VisitGame(config, [&](const auto& start) -> absl::Status {
     using G = std::decay_t<decltype(start)>;
@@ -78,6 +81,22 @@ absl::Status RunMatch(const std::vector<std::string>& args) {
                              p1_seat == 0 ? p2.get() : p1.get()};
       G game = start;
       std::vector<std::string> moves;
+      // Games 2k and 2k+1 open with the same random plies, colours swapped: deterministic players
+      // still play varied games, and no opening favours either player.
+      std::mt19937_64 opening_rng(seed ^ (0x9e3779b97f4a7c15ull * static_cast<uint64_t>(i / 2 + 1)));
+      std::vector<int> opening;
+      {
+        G before = game;
+        PlayRandomOpening(game, opening_plies, opening_rng, &opening);
+        for (int action : opening) {
+          moves.push_back(before.ActionToString(action));
+          before.Apply(action);
+        }
+      }
+      if (verbose && !json && !opening.empty()) {
+        std::cout << "opening (random): " << absl::StrJoin(moves, ",") << "\n"
+                  << game.ToString() << std::endl;
+      }
       int resigned = -1;  // the seat that resigned, if one did
       while (!game.IsTerminal()) {
         ZF_ASSIGN_OR_RETURN(int action, seats[game.ToPlay()]->ChooseAction(game));
@@ -128,9 +147,10 @@ absl::Status RunMatch(const std::vector<std::string>& args) {
     } else {
       std::cout << absl::StrFormat(
           "%s: p1 %s vs p2 %s over %d games: %d wins, %d draws, %d losses for p1 "
-          "(score %.1f%%) in %.1f s\n",
+          "(score %.1f%%) in %.1f s (%d random opening plies a game, each opening played with "
+          "both colours)\n",
           start.Name(), p1_spec, p2_spec, num_games, wins, draws, losses,
-          100.0 * (wins + 0.5 * draws) / num_games, seconds);
+          100.0 * (wins + 0.5 * draws) / num_games, seconds, opening_plies);
     }
     return absl::OkStatus();
   });
@@ -209,8 +229,9 @@ std::vector<Command> PlayerCommands() {
   return {
       {"match",
        "play N games between two players, colours alternating; prints p1's wins/draws/losses",
-       "zf match --game G --p1 SPEC --p2 SPEC --games N [--json] [--seed S] [--verbose]",
-       {"game", "p1", "p2", "games", "json", "seed", "verbose"},
+       "zf match --game G --p1 SPEC --p2 SPEC --games N [--opening_moves N] [--json] [--seed S] "
+       "[--verbose]",
+       {"game", "p1", "p2", "games", "opening_moves", "json", "seed", "verbose"},
        RunMatch,
        [](const std::vector<std::string>&) {
          return IsNetworkPlayerSpec(absl::GetFlag(FLAGS_p1)) ||
