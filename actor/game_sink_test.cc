@@ -12,6 +12,7 @@
 #include "actor/record_proto.h"
 #include "common/testing/status_matchers.h"
 #include "games/connect4/connect4.h"
+#include "games/go/go.h"
 #include "games/tictactoe/tictactoe.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -66,6 +67,32 @@ TEST(RecordProtoTest, SelfPlayGamesPassTheReplayValidator) {
     EXPECT_EQ(proto.returns(0), record.returns[0]);
     EXPECT_EQ(proto.planes().size(), record.planes.size());
   }
+}
+
+TEST(RecordProtoTest, GoGamesCarryOwnershipAndScore) {
+  ASSERT_OK_AND_ASSIGN(games::Go start, games::Go::Create(5, 0.5f));
+  int with_targets = 0;
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    search::SelfPlayOptions options;
+    options.mcts.num_simulations = 8;
+    options.seed = seed;
+    ASSERT_OK_AND_ASSIGN(auto game, search::SelfPlayGame<games::Go>::Create(start, options));
+    search::UniformEvaluator<games::Go> evaluator;
+    ASSERT_OK(game->Play(evaluator));
+    const search::GameRecord record = game->TakeRecord();
+    ASSERT_OK_AND_ASSIGN(zerofleet::v1::GameRecord proto,
+                         ToProto(record, absl::StrCat("go", seed), {1}, start.Symmetries()));
+    EXPECT_OK(replay::ValidateGameRecord(proto, replay::TableOptions{}));
+    EXPECT_EQ(proto.has_final_score(), record.final_score.has_value());
+    if (!proto.has_final_score()) continue;
+    ++with_targets;
+    EXPECT_EQ(proto.final_score(), *record.final_score);
+    ASSERT_EQ(proto.final_ownership().size(), 25u);
+    for (int c = 0; c < 25; ++c) {
+      EXPECT_EQ(static_cast<int8_t>(proto.final_ownership()[c]), record.final_ownership[c]);
+    }
+  }
+  EXPECT_GT(with_targets, 0);
 }
 
 TEST(RecordProtoTest, RefusesEmptyGamesAndBadIds) {

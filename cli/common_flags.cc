@@ -17,6 +17,9 @@ ABSL_FLAG(std::string, metrics_listen, "",
           "HOST:PORT for the Prometheus /metrics endpoint (empty: none; port 0 picks one)");
 ABSL_FLAG(int, blocks, 4, "network shape: residual blocks");
 ABSL_FLAG(int, filters, 64, "network shape: filters per convolution");
+ABSL_FLAG(bool, aux_heads, false,
+          "network shape: ownership and score heads, trained from how finished games end "
+          "(KataGo's auxiliary targets; games with final ownership only: Go)");
 ABSL_FLAG(
     std::string, dir, "",
     "a directory: the replay shard's log (zf replay), the run directory (zf learner, zf run)");

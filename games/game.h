@@ -87,4 +87,18 @@ concept Game = std::copyable<G> && requires(const G cg, G g, int action, std::ve
   { cg.ParseAction(text) } -> std::convertible_to<absl::StatusOr<int>>;
 };
 
+// Optional: a game whose finished position says who owns each cell and by how much player 0
+// won (territory games: Go). Self-play records both when a game ends by its rules (not by
+// resignation or the move cap), as targets of the network's ownership and score heads (KataGo's
+// auxiliary targets). Both are defined only when IsTerminal():
+//  - FinalOwnership(cells) writes Shape().Cells() values, cell i (row * W + col, as the planes
+//    and the symmetries' cell maps number them): +1 player 0 owns it, -1 player 1, 0 neither;
+//  - FinalScore() is player 0's margin (its score minus player 1's), whose sign agrees with
+//    Returns()[0].
+template <typename G>
+concept GameWithFinalOwnership = Game<G> && requires(const G cg, int8_t* cells) {
+  cg.FinalOwnership(cells);
+  { cg.FinalScore() } -> std::convertible_to<float>;
+};
+
 }  // namespace zf::games

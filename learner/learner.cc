@@ -65,11 +65,16 @@ absl::StatusOr<std::unique_ptr<Learner>> Learner::Create(LearnerOptions options)
                           .Add({});
   auto& loss = metrics::BuildGauge()
                    .Name("zf_learner_loss")
-                   .Help("Loss of the last training batch, by head (policy, value, total).")
+                   .Help("Loss of the last training batch, by head (policy, value, total; "
+                         "ownership and score with aux heads).")
                    .Register(r);
   l.loss_policy_ = &loss.Add({{"head", "policy"}});
   l.loss_value_ = &loss.Add({{"head", "value"}});
   l.loss_total_ = &loss.Add({{"head", "total"}});
+  if (l.options_.trainer.shape.aux_heads) {
+    l.loss_ownership_ = &loss.Add({{"head", "ownership"}});
+    l.loss_score_ = &loss.Add({{"head", "score"}});
+  }
   l.learning_rate_ = &metrics::BuildGauge()
                           .Name("zf_learner_learning_rate")
                           .Help("Learning rate of the last step.")
@@ -193,6 +198,10 @@ absl::Status Learner::Run() {
     samples_total_->Increment(step->batch_size);
     loss_policy_->Set(step->policy_loss);
     loss_value_->Set(step->value_loss);
+    if (loss_ownership_ != nullptr) {
+      loss_ownership_->Set(step->ownership_loss);
+      loss_score_->Set(step->score_loss);
+    }
     loss_total_->Set(step->total_loss);
     learning_rate_->Set(step->learning_rate);
     {

@@ -124,6 +124,8 @@ class Learner {
   metrics::Counter* samples_total_;
   metrics::Gauge* loss_policy_;
   metrics::Gauge* loss_value_;
+  metrics::Gauge* loss_ownership_ = nullptr;  // aux heads only
+  metrics::Gauge* loss_score_ = nullptr;      // aux heads only
   metrics::Gauge* loss_total_;
   metrics::Gauge* learning_rate_;
   metrics::Gauge* published_version_;

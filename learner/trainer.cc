@@ -120,6 +120,12 @@ absl::Status TrainerOptions::Validate() const {
   if (!(value_weight >= 0) || !std::isfinite(value_weight)) {
     return bad("value_weight", value_weight, ">= 0");
   }
+  if (!(ownership_weight >= 0) || !std::isfinite(ownership_weight)) {
+    return bad("ownership_weight", ownership_weight, ">= 0");
+  }
+  if (!(score_weight >= 0) || !std::isfinite(score_weight)) {
+    return bad("score_weight", score_weight, ">= 0");
+  }
   if (report_every < 0 || report_every > 10000) {
     return bad("report_every", report_every, "in [0, 10000]");
   }
@@ -172,6 +178,25 @@ absl::Status ValidateBatch(const zerofleet::v1::SampleBatch& batch,
     std::memcpy(&v, batch.value().data() + 4 * i, 4);
     if (!(v >= -1 && v <= 1)) return bad(absl::StrCat("value ", i, " is ", v));
   }
+  if (!batch.ownership().empty() || !batch.score().empty() || !batch.aux_mask().empty()) {
+    const int64_t cells = int64_t{shape.board_height} * shape.board_width;
+    ZF_RETURN_IF_ERROR(check_size("ownership", batch.ownership().size(), b * cells));
+    ZF_RETURN_IF_ERROR(check_size("score", batch.score().size(), b * 4));
+    ZF_RETURN_IF_ERROR(check_size("aux_mask", batch.aux_mask().size(), b));
+    for (size_t i = 0; i < batch.ownership().size(); ++i) {
+      const int o = static_cast<int8_t>(batch.ownership()[i]);
+      if (o < -1 || o > 1) return bad(absl::StrCat("ownership entry ", i, " is ", o));
+    }
+    for (int64_t i = 0; i < b; ++i) {
+      float v;
+      std::memcpy(&v, batch.score().data() + 4 * i, 4);
+      if (!std::isfinite(v) || std::abs(v) > 4.0f * static_cast<float>(cells)) {
+        return bad(absl::StrCat("score ", i, " is ", v));
+      }
+      const auto m = static_cast<uint8_t>(batch.aux_mask()[i]);
+      if (m > 1) return bad(absl::StrCat("aux_mask ", i, " is ", static_cast<int>(m)));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -181,7 +206,29 @@ struct DeviceBatch {
   torch::Tensor pi;      // float [B, A]
   torch::Tensor z;       // float [B]
   torch::Tensor mask;    // float [B]
+  // Only when the batch has ownership targets:
+  torch::Tensor ownership;  // float [B, H*W] in {-1, 0, 1}
+  torch::Tensor score;      // float [B], in points
+  torch::Tensor aux_mask;   // float [B]
 };
+
+namespace {
+
+// The batch's ownership targets, when it has them, on `device` (a small share of a batch: on
+// CUDA they are copied on their own, outside the pinned block).
+void UploadAux(const zerofleet::v1::SampleBatch& batch, const model::NetworkShape& s,
+               torch::Device device, DeviceBatch* out) {
+  if (batch.ownership().empty()) return;
+  const int64_t b = batch.batch_size();
+  out->ownership =
+      FromBytes(batch.ownership(), {b, int64_t{s.board_height} * s.board_width}, torch::kInt8)
+          .to(device)
+          .to(torch::kFloat);
+  out->score = FromBytes(batch.score(), {b}, torch::kFloat).to(device);
+  out->aux_mask = FromBytes(batch.aux_mask(), {b}, torch::kUInt8).to(device).to(torch::kFloat);
+}
+
+}  // namespace
 
 struct Trainer::Impl {
   torch::Device device{torch::kCPU};
@@ -257,6 +304,7 @@ DeviceBatch Trainer::Impl::Upload(const zerofleet::v1::SampleBatch& batch,
                    ? torch::ones({b}, torch::TensorOptions().device(device))
                    : block.narrow(0, policy_bytes + value_bytes + plane_bytes, mask_bytes)
                          .to(torch::kFloat);
+    UploadAux(batch, s, device, &out);
     return out;
   }
 #endif
@@ -268,6 +316,7 @@ DeviceBatch Trainer::Impl::Upload(const zerofleet::v1::SampleBatch& batch,
   out.mask = batch.policy_mask().empty()
                  ? torch::ones({b}, torch::TensorOptions().device(device))
                  : FromBytes(batch.policy_mask(), {b}, torch::kUInt8).to(device).to(torch::kFloat);
+  UploadAux(batch, s, device, &out);
   return out;
 }
 
@@ -312,7 +361,7 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const TrainerOptions& o
     impl->net->train();
     impl->optimizer = MakeOptimizer(options, *impl->net);
     impl->sums =
-        torch::zeros({4}, torch::TensorOptions().dtype(torch::kFloat).device(impl->device));
+        torch::zeros({6}, torch::TensorOptions().dtype(torch::kFloat).device(impl->device));
 #if ZF_WITH_CUDA
     if (cuda) {
       impl->upload_stream.emplace(
@@ -354,18 +403,41 @@ absl::StatusOr<StepResult> Trainer::Run(const zerofleet::v1::SampleBatch& batch,
     if (!update) {
       for (const auto& buffer : impl_->net->buffers()) saved_buffers.push_back(buffer.clone());
     }
-    torch::Tensor policy_loss, value_loss, total;
+    torch::Tensor policy_loss, value_loss, ownership_loss, score_loss, total;
     {
       // bf16 convolutions and matmuls; autocast keeps log_softmax and the sums in float32.
       std::optional<model::internal::CudaAutocast> autocast;
       if (impl_->autocast) autocast.emplace(torch::kBFloat16);
+      const bool aux = s.aux_heads && in.ownership.defined();
       model::internal::NetworkOutput out =
-          model::internal::Forward(*impl_->net, model::internal::PlanesToInput(in.planes));
+          aux ? model::internal::ForwardWithAux(*impl_->net,
+                                                model::internal::PlanesToInput(in.planes))
+              : model::internal::Forward(*impl_->net, model::internal::PlanesToInput(in.planes));
       torch::Tensor policy_rows =
           -(in.pi * torch::log_softmax(out.policy_logits.to(torch::kFloat), /*dim=*/1)).sum(1);
       policy_loss = (policy_rows * in.mask).sum() / in.mask.sum().clamp_min(1);
       value_loss = -(wdl * torch::log_softmax(out.wdl_logits.to(torch::kFloat), 1)).sum(1).mean();
       total = policy_loss + options_.value_weight * value_loss;
+      if (aux) {
+        const torch::Tensor n_aux = in.aux_mask.sum().clamp_min(1);
+        // (1 + tanh u) / 2 = sigmoid(2u): the ownership cross-entropy from the logits 2u.
+        const torch::Tensor ownership_rows =
+            torch::binary_cross_entropy_with_logits(
+                2 * out.ownership_logits.to(torch::kFloat), (1 + in.ownership) / 2, {}, {},
+                at::Reduction::None)
+                .mean(1);
+        ownership_loss = (ownership_rows * in.aux_mask).sum() / n_aux;
+        const double score_scale = std::sqrt(static_cast<double>(s.board_height) * s.board_width);
+        const torch::Tensor score_rows =
+            torch::smooth_l1_loss(out.score.to(torch::kFloat), in.score / score_scale,
+                                  at::Reduction::None, /*beta=*/1.0);
+        score_loss = (score_rows * in.aux_mask).sum() / n_aux;
+        total = total + options_.ownership_weight * ownership_loss +
+                options_.score_weight * score_loss;
+      } else {
+        ownership_loss = torch::zeros({}, total.options());
+        score_loss = torch::zeros({}, total.options());
+      }
     }
     torch::Tensor grad_norm = torch::zeros({}, total.options());
     if (update) {
@@ -396,7 +468,9 @@ absl::StatusOr<StepResult> Trainer::Run(const zerofleet::v1::SampleBatch& batch,
       for (size_t i = 0; i < buffers.size(); ++i) buffers[i].copy_(saved_buffers[i]);
     }
     const torch::Tensor values =
-        torch::stack({policy_loss.detach(), value_loss.detach(), total.detach(), grad_norm})
+        torch::stack({policy_loss.detach(), value_loss.detach(), total.detach(), grad_norm,
+                      ownership_loss.detach().to(total.dtype()),
+                      score_loss.detach().to(total.dtype())})
             .to(torch::kFloat);
     if (!update) {
       // Evaluate reports at once and leaves the running sums alone.
@@ -406,6 +480,8 @@ absl::StatusOr<StepResult> Trainer::Run(const zerofleet::v1::SampleBatch& batch,
       result.value_loss = v[1];
       result.total_loss = v[2];
       result.grad_norm = 0;
+      result.ownership_loss = v[4];
+      result.score_loss = v[5];
       return;
     }
     {
@@ -422,6 +498,8 @@ absl::StatusOr<StepResult> Trainer::Run(const zerofleet::v1::SampleBatch& batch,
       impl_->last_report.value_loss = v[1] / n;
       impl_->last_report.total_loss = v[2] / n;
       impl_->last_report.grad_norm = v[3] / n;
+      impl_->last_report.ownership_loss = v[4] / n;
+      impl_->last_report.score_loss = v[5] / n;
       impl_->sums.zero_();
       impl_->pending = 0;
       result.reported = true;
@@ -432,6 +510,8 @@ absl::StatusOr<StepResult> Trainer::Run(const zerofleet::v1::SampleBatch& batch,
     result.value_loss = impl_->last_report.value_loss;
     result.total_loss = impl_->last_report.total_loss;
     result.grad_norm = impl_->last_report.grad_norm;
+    result.ownership_loss = impl_->last_report.ownership_loss;
+    result.score_loss = impl_->last_report.score_loss;
   }));
   if (update) ++step_;
   result.step = step_;

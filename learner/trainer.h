@@ -7,7 +7,16 @@
 //           (rows without a full search, m_i = 0, are no policy targets)
 //   value   L_v = mean_i H(t_i, softmax(wdl_logits_i)),  t_i = (max(z,0), 1-|z|, max(-z,0))
 //           (win, draw, loss; a draw z = 0 is the one-hot "draw", z = +-1 one-hot win/loss)
-//   total   L = L_p + value_weight * L_v
+//   with aux_heads (model/network.h) and a batch with ownership targets (SampleBatch.ownership,
+//   rows r where aux_mask_r = 1, n_aux = max(1, sum_r aux_mask_r); K = H*W cells):
+//   ownership L_o = sum_r aux_mask_r * mean_k BCE((1 + o_rk) / 2, sigmoid(2 u_rk)) / n_aux
+//           (o in {-1, 0, 1} the final owner from the mover's side, u the head's output before
+//           tanh: (1 + tanh u) / 2 = sigmoid(2u), so this is the cross-entropy of the predicted
+//           ownership in (-1, 1) seen as a probability, as KataGo trains it)
+//   score   L_s = sum_r aux_mask_r * huber(s_hat_r - s_r / sqrt(K)) / n_aux, huber with delta 1
+//           (s the mover's final margin in points)
+//   total   L = L_p + value_weight * L_v + ownership_weight * L_o + score_weight * L_s
+//           (the last two 0 without aux heads or targets)
 // with H(p, q) = -sum_a p_a log q_a. Weight decay: SGD adds it to the gradient (L2, as
 // AlphaZero); AdamW decouples it. Gradients are clipped to a global L2 norm (max_grad_norm;
 // 0 disables), then the optimizer steps with the learning rate of the schedule at this step.
@@ -59,6 +68,8 @@ struct TrainerOptions {
   double adam_eps = 1e-8;       // AdamW
   double max_grad_norm = 10.0;  // global L2 clip; 0: none
   double value_weight = 1.0;    // >= 0
+  double ownership_weight = 1.5;  // >= 0; used with aux_heads (KataGo's 1.5 per board)
+  double score_weight = 0.5;      // >= 0; used with aux_heads
 
   // "cpu", "cuda", "cuda:N" or "auto" (CUDA when available).
   std::string device = "cpu";
@@ -89,6 +100,8 @@ struct StepResult {
   bool reported = true;
   double policy_loss = 0;
   double value_loss = 0;
+  double ownership_loss = 0;  // 0 without aux heads or targets
+  double score_loss = 0;      // 0 without aux heads or targets
   double total_loss = 0;
   double learning_rate = 0;  // used by this step
   double grad_norm = 0;      // before clipping
@@ -138,7 +151,8 @@ class Trainer {
   int64_t step_ = 0;
 };
 
-// Checks `batch` against `shape` (and `game` when both are non-empty) without LibTorch.
+// Checks `batch` against `shape` (and `game` when both are non-empty) without LibTorch; the
+// ownership targets, when present, whatever the shape's aux_heads.
 // Returns: OK; InvalidArgument saying what is wrong.
 absl::Status ValidateBatch(const zerofleet::v1::SampleBatch& batch,
                            const model::NetworkShape& shape, const std::string& game);

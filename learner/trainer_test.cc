@@ -110,6 +110,63 @@ TEST(TrainerTest, LearnsAOneHotPolicy) {
   EXPECT_LT(r.policy_loss, -std::log(0.9));
 }
 
+TEST(TrainerTest, AuxHeadsLearnOwnershipAndScore) {
+  TrainerOptions o = Options(OptimizerKind::kAdamW);
+  o.shape.aux_heads = true;
+  ASSERT_OK_AND_ASSIGN(auto trainer, Trainer::Create(o));
+  auto eval = MakeBatch(o.shape, 64, 4242);
+  testing::AddOwnership(o.shape, &eval);
+  ASSERT_OK_AND_ASSIGN(StepResult before, trainer->Evaluate(eval));
+  EXPECT_GT(before.ownership_loss, 0.0);
+  EXPECT_GT(before.score_loss, 0.0);
+  EXPECT_NEAR(before.total_loss,
+              before.policy_loss + before.value_loss + o.ownership_weight * before.ownership_loss +
+                  o.score_weight * before.score_loss,
+              1e-4);
+  for (int i = 0; i < 150; ++i) {
+    auto batch = MakeBatch(o.shape, 32, 500 + i);
+    testing::AddOwnership(o.shape, &batch);
+    ASSERT_OK(trainer->Step(batch).status());
+  }
+  ASSERT_OK_AND_ASSIGN(StepResult after, trainer->Evaluate(eval));
+  EXPECT_LT(after.ownership_loss, 0.5 * before.ownership_loss);
+  EXPECT_LT(after.score_loss, 0.5 * before.score_loss);
+  // The ownership loss is a cross-entropy of three-valued targets: it cannot reach 0 for the
+  // 0 cells (ln 2 each), but the learnable +-1 cells can.
+  ASSERT_OK_AND_ASSIGN(model::Checkpoint checkpoint, trainer->MakeCheckpoint(1));
+  EXPECT_TRUE(checkpoint.manifest.shape.aux_heads);
+}
+
+TEST(TrainerTest, AuxLossesOnlyWithHeadsAndTargets) {
+  // Targets without heads: ignored (a network without them trains on a Go batch as before).
+  ASSERT_OK_AND_ASSIGN(auto plain, Trainer::Create(Options()));
+  auto batch = MakeBatch(TinyShape(), 16, 8);
+  auto with_targets = batch;
+  testing::AddOwnership(TinyShape(), &with_targets);
+  ASSERT_OK_AND_ASSIGN(StepResult a, plain->Evaluate(batch));
+  ASSERT_OK_AND_ASSIGN(StepResult b, plain->Evaluate(with_targets));
+  EXPECT_EQ(b.ownership_loss, 0.0);
+  EXPECT_EQ(b.score_loss, 0.0);
+  EXPECT_DOUBLE_EQ(a.total_loss, b.total_loss);
+  // Heads without targets: no aux loss.
+  TrainerOptions o = Options();
+  o.shape.aux_heads = true;
+  ASSERT_OK_AND_ASSIGN(auto heads, Trainer::Create(o));
+  ASSERT_OK_AND_ASSIGN(StepResult c, heads->Evaluate(batch));
+  EXPECT_EQ(c.ownership_loss, 0.0);
+  EXPECT_NEAR(c.total_loss, c.policy_loss + c.value_loss, 1e-5);
+  // Rows with aux_mask 0 do not count: all-masked gives 0.
+  auto masked = batch;
+  testing::AddOwnership(TinyShape(), &masked, /*mask_every=*/1);
+  ASSERT_OK_AND_ASSIGN(StepResult d, heads->Evaluate(masked));
+  EXPECT_EQ(d.ownership_loss, 0.0);
+  EXPECT_EQ(d.score_loss, 0.0);
+  // The heads' parameters are extra: the shared ones start equal for the same seed.
+  ASSERT_OK_AND_ASSIGN(StepResult e, heads->Evaluate(batch));
+  EXPECT_DOUBLE_EQ(e.policy_loss, a.policy_loss);
+  EXPECT_DOUBLE_EQ(e.value_loss, a.value_loss);
+}
+
 TEST(TrainerTest, MaskedRowsAreNoPolicyTargets) {
   ASSERT_OK_AND_ASSIGN(auto trainer, Trainer::Create(Options()));
   auto batch = MakeBatch(TinyShape(), 8, 3);
@@ -186,8 +243,19 @@ TEST(TrainerTest, BadBatchesAreInvalidArgument) {
   wrong_game.set_game("chess");
   auto empty = good;
   empty.set_batch_size(0);
-  for (const auto* bad :
-       {&wrong_shape, &short_planes, &wrong_actions, &nan_value, &wrong_game, &empty}) {
+  auto owned = good;
+  testing::AddOwnership(TinyShape(), &owned);
+  auto short_ownership = owned;
+  short_ownership.mutable_ownership()->pop_back();
+  auto owner_2 = owned;
+  (*owner_2.mutable_ownership())[3] = 2;
+  auto no_mask = owned;
+  no_mask.clear_aux_mask();
+  auto huge_score = owned;
+  const float huge = 1e6f;
+  std::memcpy(huge_score.mutable_score()->data(), &huge, 4);
+  for (const auto* bad : {&wrong_shape, &short_planes, &wrong_actions, &nan_value, &wrong_game,
+                          &empty, &short_ownership, &owner_2, &no_mask, &huge_score}) {
     absl::StatusOr<StepResult> r = trainer->Step(*bad);
     EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
   }

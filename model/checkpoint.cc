@@ -138,6 +138,8 @@ std::string FormatManifest(const CheckpointManifest& m) {
   line("blocks", m.shape.blocks);
   line("filters", m.shape.filters);
   line("value_hidden", m.shape.value_hidden);
+  // Written only when set, so manifests of networks without them are unchanged.
+  if (m.shape.aux_heads) line("aux_heads", 1);
   line("version", m.version);
   line("training_step", m.training_step);
   line("created", absl::FormatTime(absl::RFC3339_full, m.created, absl::UTCTimeZone()));
@@ -205,6 +207,12 @@ absl::StatusOr<CheckpointManifest> ParseManifest(absl::string_view text, absl::s
   ZF_RETURN_IF_ERROR(get_int("blocks", &m.shape.blocks));
   ZF_RETURN_IF_ERROR(get_int("filters", &m.shape.filters));
   ZF_RETURN_IF_ERROR(get_int("value_hidden", &m.shape.value_hidden));
+  if (fields.contains("aux_heads")) {
+    int aux = 0;
+    ZF_RETURN_IF_ERROR(get_int("aux_heads", &aux));
+    if (aux != 0 && aux != 1) return corrupt(absl::StrCat("aux_heads is ", aux, ", not 0 or 1"));
+    m.shape.aux_heads = aux == 1;
+  }
   if (absl::Status s = m.shape.Validate(); !s.ok()) return corrupt(s.message());
   ZF_RETURN_IF_ERROR(get_int("version", &m.version));
   if (m.version < 0) return corrupt(absl::StrCat("version is negative: ", m.version));

@@ -133,6 +133,17 @@ TEST_F(CheckpointTest, StampsCreatedWhenUnset) {
   EXPECT_EQ(read.created, written.created);
 }
 
+TEST_F(CheckpointTest, AuxHeadsAreWrittenOnlyWhenSet) {
+  EXPECT_THAT(WriteValid(), ::testing::Not(HasSubstr("aux_heads")));
+  Checkpoint c = MakeCheckpoint(4, false);
+  c.manifest.shape.aux_heads = true;
+  ASSERT_OK(WriteCheckpoint(path_.string(), c).status());
+  EXPECT_THAT(ReadFile(path_), HasSubstr("\naux_heads=1\n"));
+  ASSERT_OK_AND_ASSIGN(CheckpointManifest read, ReadManifest(path_.string()));
+  EXPECT_TRUE(read.shape.aux_heads);
+  EXPECT_EQ(read.shape, c.manifest.shape);
+}
+
 TEST_F(CheckpointTest, ManifestIsReadableText) {
   const std::string bytes = WriteValid();
   EXPECT_THAT(bytes, HasSubstr("\ngame=dotsboxes:2x3\n"));

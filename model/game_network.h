@@ -32,6 +32,20 @@ NetworkShape NetworkShapeForGame(const G& game, int blocks = NetworkShape{}.bloc
   return shape;
 }
 
+// Gives `shape` the ownership and score heads (model/network.h) when `on`.
+// Returns: OK; InvalidArgument when `on` and `game` says nothing of who owns what at the end
+// (games::GameWithFinalOwnership: only Go does).
+template <games::Game G>
+absl::Status SetAuxHeads(const G& game, bool on, NetworkShape* shape) {
+  if (on && !games::GameWithFinalOwnership<G>) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "aux heads (ownership and score) need a game with final ownership (Go); ", game.Name(),
+        " has none"));
+  }
+  shape->aux_heads = on;
+  return absl::OkStatus();
+}
+
 // Checks that a network of `shape` can evaluate `game`: same planes and action count.
 // Returns: OK; InvalidArgument naming both shapes otherwise.
 template <games::Game G>

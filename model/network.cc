@@ -47,13 +47,14 @@ int64_t NetworkShape::ForwardFlops() const {
   macs += int64_t{blocks} * 2 * 9 * f * f * hw;         // two 3x3 convolutions per block
   macs += f * 2 * hw + 2 * hw * num_actions;            // policy: 1x1 to 2 planes, linear
   macs += f * hw + hw * value_hidden + int64_t{value_hidden} * 3;  // value head
+  // The aux heads are left out: inference never computes them.
   return 2 * macs;
 }
 
 std::string NetworkShape::DebugString() const {
   return absl::StrCat(input_channels, "x", board_height, "x", board_width, " -> ", num_actions,
                       " actions, ", blocks, " blocks x ", filters, " filters, value hidden ",
-                      value_hidden);
+                      value_hidden, aux_heads ? ", ownership and score heads" : "");
 }
 
 }  // namespace zf::model

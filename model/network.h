@@ -12,6 +12,12 @@
 //          logits (over all actions; masking illegal ones is the caller's job)
 //   value  conv 1x1 (filters -> 1) -> BN -> ReLU -> flatten (H*W) -> linear -> value_hidden
 //          -> ReLU -> linear -> 3 logits: win, draw, loss for the player to move
+//   with aux_heads (KataGo's auxiliary targets; only the learner computes them, inference
+//   never does):
+//   ownership  conv 1x1 (filters -> 1, with bias) -> tanh: [H*W] in (-1, 1), +1 the player to
+//          move owns the cell at the end of the game (the learner takes it before the tanh)
+//   score  linear (value_hidden -> 1) on the value head's hidden layer: the final margin of the
+//          player to move, in points divided by sqrt(H*W)
 //
 // A NetworkShape fully determines the parameter tensors, so it is what a checkpoint manifest
 // records and what InferenceSession checks a checkpoint against.
@@ -45,6 +51,8 @@ struct NetworkShape {
   int blocks = 4;
   int filters = 64;
   int value_hidden = 64;
+  // The ownership and score heads (for games with final ownership: Go).
+  bool aux_heads = false;
 
   // Returns: OK if every field is in [1, its kMax... bound]; InvalidArgument naming the first
   // bad field, its value and the allowed range otherwise.

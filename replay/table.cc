@@ -88,7 +88,9 @@ InsertResult Table::Insert(const GameRecord& record, LogLocation location) {
     StoredGame& old = games_.front();
     num_positions_ -= old.n;
     payload_bytes_ -= static_cast<int64_t>(old.planes.size() + old.policy.size() +
-                                           old.to_play.size() + old.full_search.size());
+                                           old.to_play.size() + old.full_search.size() +
+                                           old.ownership.size());
+    if (!old.ownership.empty()) --games_with_ownership_;
     stored_ids_.erase(old.id);
     result.evicted.push_back(EvictedGame{old.id, old.n, old.location});
     RememberEvicted(std::move(old.id));
@@ -105,12 +107,17 @@ InsertResult Table::Insert(const GameRecord& record, LogLocation location) {
   g.full_search = record.full_search();
   g.returns[0] = record.returns(0);
   g.returns[1] = record.returns(1);
+  if (record.has_final_score()) {
+    g.ownership = record.final_ownership();
+    g.score = record.final_score();
+    ++games_with_ownership_;
+  }
   for (int64_t v : record.model_versions()) g.model_version = std::max(g.model_version, v);
   g.symmetries = InternSymmetries(record);
   next_position_ += n;
   num_positions_ += n;
   payload_bytes_ += static_cast<int64_t>(g.planes.size() + g.policy.size() + g.to_play.size() +
-                                         g.full_search.size());
+                                         g.full_search.size() + g.ownership.size());
   stored_ids_.insert(g.id);
   return result;
 }
@@ -144,6 +151,17 @@ absl::Status Table::Sample(int batch_size, std::mt19937_64& rng, SampleBatch* ba
   policy->resize(batch_size * a * 4);
   value->resize(batch_size * 4);
   mask->resize(batch_size);
+  // Ownership and score rows only while some stored game has them (Go); zeros and mask 0 for
+  // rows whose game has none.
+  const bool aux = games_with_ownership_ > 0;
+  std::string* ownership = aux ? batch->mutable_ownership() : nullptr;
+  std::string* score = aux ? batch->mutable_score() : nullptr;
+  std::string* aux_mask = aux ? batch->mutable_aux_mask() : nullptr;
+  if (aux) {
+    ownership->assign(batch_size * cells, '\0');
+    score->assign(batch_size * 4, '\0');
+    aux_mask->assign(batch_size, '\0');
+  }
   batch->mutable_model_version()->Reserve(batch_size);
   batch->mutable_position_age()->Reserve(batch_size);
 
@@ -181,8 +199,21 @@ absl::Status Table::Sample(int batch_size, std::mt19937_64& rng, SampleBatch* ba
         std::memcpy(dst_policy + action_map[k] * 4, src_policy + k * 4, 4);
       }
     }
-    const float v = g.returns[static_cast<uint8_t>(g.to_play[i])];
+    const uint8_t player = static_cast<uint8_t>(g.to_play[i]);
+    const float v = g.returns[player];
     std::memcpy(value->data() + row * 4, &v, 4);
+    if (aux && !g.ownership.empty()) {
+      // From player 0's side to the side of the player to move, under the planes' symmetry.
+      const int8_t sign = player == 0 ? 1 : -1;
+      char* dst = ownership->data() + row * cells;
+      for (int64_t k = 0; k < cells; ++k) {
+        const int64_t to = sym < 0 ? k : g.symmetries->cell_maps[sym][k];
+        dst[to] = static_cast<char>(sign * static_cast<int8_t>(g.ownership[k]));
+      }
+      const float s = player == 0 ? g.score : -g.score;
+      std::memcpy(score->data() + row * 4, &s, 4);
+      (*aux_mask)[row] = 1;
+    }
     (*mask)[row] = g.full_search[i];
     batch->add_model_version(g.model_version);
     batch->add_position_age(next_position_ - (g.first_position + g.n));

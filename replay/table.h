@@ -131,6 +131,8 @@ class Table {
     std::string to_play;         // uint8 [n]
     std::string full_search;     // uint8 [n]
     float returns[2] = {0, 0};
+    std::string ownership;       // int8 [H*W] from player 0's side, or empty
+    float score = 0;             // player 0's final margin, when ownership is not empty
     int64_t model_version = 0;   // newest that played it
     std::shared_ptr<const SymmetrySet> symmetries;  // null when none
   };
@@ -147,6 +149,7 @@ class Table {
   int64_t next_position_ ABSL_GUARDED_BY(mu_) = 0;     // global index of the next position
   int64_t num_positions_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t payload_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t games_with_ownership_ ABSL_GUARDED_BY(mu_) = 0;  // stored games with aux targets
   absl::flat_hash_set<std::string> stored_ids_ ABSL_GUARDED_BY(mu_);
   std::deque<std::string> evicted_order_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<std::string> evicted_ids_ ABSL_GUARDED_BY(mu_);

@@ -191,6 +191,64 @@ TEST(TableTest, AppliesRecordSymmetriesToPlanesAndPolicy) {
   }
 }
 
+// Ownership and score: from the mover's side (to_play alternates 0, 1, 0), under the planes'
+// symmetry, masked for rows of a game without them; absent while no stored game has them.
+TEST(TableTest, OwnershipAndScoreFollowTheMoverAndTheSymmetry) {
+  TableOptions o = Options(10);
+  ASSERT_OK_AND_ASSIGN(auto table, Table::Create(o));
+  table->Insert(MakeRecord("plain", 2, /*first_value=*/50), 1);
+  std::mt19937_64 rng(5);
+  SampleBatch batch;
+  ASSERT_OK(table->Sample(8, rng, &batch));
+  EXPECT_TRUE(batch.ownership().empty());
+  EXPECT_TRUE(batch.score().empty());
+  EXPECT_TRUE(batch.aux_mask().empty());
+
+  GameRecord r = MakeRecord("owned", 3, /*first_value=*/10);
+  // Cells (r,c): (0,0) player 0's, (0,1) player 1's, (1,0) nobody's, (1,1) player 0's.
+  r.set_final_ownership(std::string("\x01\xff\x00\x01", 4));
+  r.set_final_score(2.5f);
+  auto* mirror = r.add_symmetries();
+  for (int v : {1, 0, 3, 2}) mirror->add_cell_map(v);
+  for (int v : {3, 2, 1, 0}) mirror->add_action_map(v);
+  ASSERT_OK(ValidateGameRecord(r, o));
+  table->Insert(r, 1);
+  ASSERT_OK(table->Sample(400, rng, &batch));
+  ASSERT_EQ(batch.ownership().size(), 400u * 4);
+  ASSERT_EQ(batch.aux_mask().size(), 400u);
+  const std::vector<float> score = UnpackFloats(batch.score());
+  int plain = 0, identity = 0, mirrored = 0;
+  for (int row = 0; row < 400; ++row) {
+    const int first = static_cast<uint8_t>(batch.planes()[row * 8]);
+    std::vector<int> owner;
+    for (int k = 0; k < 4; ++k) owner.push_back(static_cast<int8_t>(batch.ownership()[row * 4 + k]));
+    if (first >= 50) {  // the game without targets
+      ++plain;
+      EXPECT_EQ(batch.aux_mask()[row], 0);
+      EXPECT_THAT(owner, ElementsAre(0, 0, 0, 0));
+      EXPECT_EQ(score[row], 0.0f);
+      continue;
+    }
+    EXPECT_EQ(batch.aux_mask()[row], 1);
+    const int i = first - 10;
+    const int sign = i % 2 == 0 ? 1 : -1;  // positions 0 and 2: player 0 to move
+    EXPECT_EQ(score[row], sign * 2.5f);
+    // The toy planes are constant per position, so the symmetry shows in the policy only.
+    const std::vector<float> policy = UnpackFloats(batch.policy().substr(row * 16, 16));
+    if (policy[i % 4] == 1.0f) {
+      ++identity;
+      EXPECT_THAT(owner, ElementsAre(sign, -sign, 0, sign));
+    } else {
+      ++mirrored;
+      EXPECT_EQ(policy[3 - i % 4], 1.0f);
+      EXPECT_THAT(owner, ElementsAre(-sign, sign, sign, 0));
+    }
+  }
+  EXPECT_GT(plain, 50);
+  EXPECT_GT(identity, 50);
+  EXPECT_GT(mirrored, 50);
+}
+
 TEST(TableTest, PayloadBytesTrackTheEncodedRecordsAndStopGrowingWhenFull) {
   ASSERT_OK_AND_ASSIGN(auto table, Table::Create(Options(20)));
   // Per position: 8 plane bytes + 16 policy bytes + 2 flag bytes.

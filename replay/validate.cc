@@ -41,6 +41,7 @@ absl::string_view RejectReasonName(RejectReason reason) {
     case RejectReason::kBadFlag: return "bad_flag";
     case RejectReason::kBadSymmetry: return "bad_symmetry";
     case RejectReason::kBadVersion: return "bad_version";
+    case RejectReason::kBadOwnership: return "bad_ownership";
   }
   return "unknown";
 }
@@ -153,6 +154,31 @@ absl::Status ValidateGameRecord(const GameRecord& record, const TableOptions& op
     if (v < 0) {
       return Reject(RejectReason::kBadVersion, reason,
                     absl::StrCat("model version ", v, " is negative"));
+    }
+  }
+  if (!record.final_ownership().empty() || record.has_final_score()) {
+    auto bad = [&](absl::string_view what) {
+      return Reject(RejectReason::kBadOwnership, reason, what);
+    };
+    if (record.final_ownership().empty() || !record.has_final_score()) {
+      return bad("final_ownership and final_score come together");
+    }
+    if (record.final_ownership().size() != static_cast<size_t>(h * w)) {
+      return bad(absl::StrCat("final_ownership has ", record.final_ownership().size(),
+                              " bytes; expected ", h * w));
+    }
+    for (size_t k = 0; k < record.final_ownership().size(); ++k) {
+      const int v = static_cast<int8_t>(record.final_ownership()[k]);
+      if (v < -1 || v > 1) {
+        return bad(absl::StrCat("final_ownership[", k, "] = ", v, "; must be -1, 0 or 1"));
+      }
+    }
+    const float score = record.final_score();
+    if (!std::isfinite(score) || std::abs(score) > 4.0f * static_cast<float>(h * w)) {
+      return bad(absl::StrCat("final_score ", score, " is not within 4 points a cell"));
+    }
+    if (record.resigned() || record.truncated()) {
+      return bad("a resigned or truncated game has no final ownership or score");
     }
   }
   if (record.symmetries_size() > options.max_symmetries) {

@@ -27,8 +27,11 @@ enum class RejectReason {
   kBadFlag,         // "bad_flag": full_search not 0 or 1
   kBadSymmetry,     // "bad_symmetry": a map of the wrong size or not a permutation; too many
   kBadVersion,      // "bad_version": a negative model version
+  kBadOwnership,    // "bad_ownership": final_ownership without final_score or the other way
+                    // round, not H*W cells of -1/0/1, a score beyond 4 points a cell or not
+                    // finite, or either in a resigned or truncated game
 };
-inline constexpr int kNumRejectReasons = 11;
+inline constexpr int kNumRejectReasons = 12;
 
 absl::string_view RejectReasonName(RejectReason reason);
 

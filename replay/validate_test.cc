@@ -86,6 +86,42 @@ TEST(ValidateTest, RejectsEachKindOfBadRecordWithItsReason) {
          for (int v : {0, 1, 2}) s->add_cell_map(v);
        },
        RejectReason::kBadSymmetry},
+      {"ownership without score",
+       [](GameRecord& r) { r.set_final_ownership(std::string("\1\1\xff\0", 4)); },
+       RejectReason::kBadOwnership},
+      {"score without ownership", [](GameRecord& r) { r.set_final_score(2.5f); },
+       RejectReason::kBadOwnership},
+      {"ownership of 3 cells",
+       [](GameRecord& r) {
+         r.set_final_ownership(std::string("\1\1\1", 3));
+         r.set_final_score(3);
+       },
+       RejectReason::kBadOwnership},
+      {"owner 2",
+       [](GameRecord& r) {
+         r.set_final_ownership(std::string("\1\2\1\1", 4));
+         r.set_final_score(3);
+       },
+       RejectReason::kBadOwnership},
+      {"nan score",
+       [nan](GameRecord& r) {
+         r.set_final_ownership(std::string("\1\1\1\1", 4));
+         r.set_final_score(nan);
+       },
+       RejectReason::kBadOwnership},
+      {"score over 4 points a cell",
+       [](GameRecord& r) {
+         r.set_final_ownership(std::string("\1\1\1\1", 4));
+         r.set_final_score(16.5f);
+       },
+       RejectReason::kBadOwnership},
+      {"ownership of a resigned game",
+       [](GameRecord& r) {
+         r.set_final_ownership(std::string("\1\1\1\1", 4));
+         r.set_final_score(4);
+         r.set_resigned(true);
+       },
+       RejectReason::kBadOwnership},
   };
   for (const Case& c : cases) {
     GameRecord r = MakeRecord("a", 3);
@@ -98,6 +134,13 @@ TEST(ValidateTest, RejectsEachKindOfBadRecordWithItsReason) {
         << c.name;
     EXPECT_EQ(reason, c.reason) << c.name;
   }
+}
+
+TEST(ValidateTest, AcceptsOwnershipAndScore) {
+  GameRecord r = MakeRecord("a", 3);
+  r.set_final_ownership(std::string("\1\xff\0\1", 4));
+  r.set_final_score(-16.0f);
+  EXPECT_OK(ValidateGameRecord(r, Options()));
 }
 
 TEST(ValidateTest, NonFullSearchRowsNeedNotSumToOne) {

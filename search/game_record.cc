@@ -65,6 +65,31 @@ absl::Status GameRecord::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("returns ", returns[0], ", ", returns[1], " are not zero-sum"));
   }
+  if (final_ownership.empty() != !final_score.has_value()) {
+    return absl::InvalidArgumentError("final_ownership and final_score come together");
+  }
+  if (!final_ownership.empty()) {
+    if (final_ownership.size() != static_cast<size_t>(shape.Cells())) {
+      return absl::InvalidArgumentError(absl::StrCat("final_ownership has ",
+                                                     final_ownership.size(), " cells, want ",
+                                                     shape.Cells()));
+    }
+    for (size_t c = 0; c < final_ownership.size(); ++c) {
+      if (final_ownership[c] < -1 || final_ownership[c] > 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "final_ownership[", c, "] is ", static_cast<int>(final_ownership[c])));
+      }
+    }
+    if (!std::isfinite(*final_score) ||
+        std::abs(*final_score) > static_cast<float>(kMaxScorePerCell * shape.Cells())) {
+      return absl::InvalidArgumentError(absl::StrCat("final_score ", *final_score, " is beyond ",
+                                                     kMaxScorePerCell, " points a cell"));
+    }
+    if (resigned || truncated) {
+      return absl::InvalidArgumentError(
+          "a resigned or truncated game has no final ownership or score");
+    }
+  }
   if (resigned) {
     if (resigning_player != 0 && resigning_player != 1) {
       return absl::InvalidArgumentError(

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,10 @@
 namespace zf::search {
 
 struct GameRecord {
+  // |final_score| is at most this many points per cell (Go: the board plus a komi of at most
+  // the board; the wire and the replay service check the same bound).
+  static constexpr int kMaxScorePerCell = 4;
+
   std::string game;             // the game's Name(), e.g. "connect4"
   games::PlaneShape shape;      // of one position: channels, height, width
   int num_actions = 0;
@@ -33,6 +38,12 @@ struct GameRecord {
   // Final outcome for players 0 and 1 (+1 win, 0 draw, -1 loss), resignation and truncation
   // included.
   games::Returns returns = {0.0f, 0.0f};
+  // The targets of the network's ownership and score heads, from player 0's side
+  // (games::GameWithFinalOwnership): who owns each of the H*W cells at the end (+1 player 0,
+  // -1 player 1, 0 neither) and player 0's margin. Only for games of such a game that ended by
+  // their rules: empty (and no score) after a resignation or the move cap.
+  std::vector<int8_t> final_ownership;  // [H * W] or empty
+  std::optional<float> final_score;     // present exactly when final_ownership is
   int num_moves = 0;                    // plies played (= n)
   bool resigned = false;                // the game ended by resignation
   int resigning_player = -1;            // who resigned, when resigned

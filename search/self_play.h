@@ -257,6 +257,11 @@ class SelfPlayGame {
       mcts_->SetRoot(position_);
     }
     if (position_.IsTerminal()) {
+      if constexpr (games::GameWithFinalOwnership<G>) {
+        record_.final_ownership.resize(static_cast<size_t>(record_.shape.Cells()));
+        position_.FinalOwnership(record_.final_ownership.data());
+        record_.final_score = position_.FinalScore();
+      }
       EndGame(position_.Returns());
     } else if (record_.num_moves >= max_moves_) {
       record_.truncated = true;

@@ -9,6 +9,7 @@
 #include "common/testing/status_matchers.h"
 #include "games/connect4/connect4.h"
 #include "games/dotsboxes/dotsboxes.h"
+#include "games/go/go.h"
 #include "games/tictactoe/tictactoe.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -82,6 +83,20 @@ void ExpectConsistent(const G& start, const GameRecord& record) {
     ASSERT_TRUE(game.IsTerminal());
     EXPECT_EQ(record.returns, game.Returns());
   }
+  // Ownership and score: for games that have them, when the game ended by its rules.
+  if constexpr (games::GameWithFinalOwnership<G>) {
+    if (!record.resigned && !record.truncated) {
+      std::vector<int8_t> owner(static_cast<size_t>(start.Shape().Cells()));
+      game.FinalOwnership(owner.data());
+      EXPECT_EQ(record.final_ownership, owner);
+      ASSERT_TRUE(record.final_score.has_value());
+      EXPECT_EQ(*record.final_score, game.FinalScore());
+      EXPECT_EQ(*record.final_score > 0, record.returns[0] > 0);
+      return;
+    }
+  }
+  EXPECT_TRUE(record.final_ownership.empty());
+  EXPECT_FALSE(record.final_score.has_value());
 }
 
 TEST(SelfPlayOptionsTest, Validate) {
@@ -155,6 +170,31 @@ TEST(SelfPlayTest, RecordsAreConsistentForEveryGame) {
       EXPECT_EQ(game->record().num_moves, start->NumActions());
     }
   }
+}
+
+TEST(SelfPlayTest, GoRecordsFinalOwnershipAndScoreUnlessCutShort) {
+  static_assert(!games::GameWithFinalOwnership<ConnectFour>);
+  auto start = games::Go::Create(5, 0.5f);
+  ASSERT_OK(start.status());
+  int with_targets = 0;
+  for (uint64_t seed = 0; seed < 4; ++seed) {
+    UniformEvaluator<games::Go> evaluator;
+    SelfPlayOptions options = SmallOptions(seed);
+    options.mcts.num_simulations = 16;
+    auto game = MakeGame(*start, options);
+    ASSERT_OK(game->Play(evaluator, 8));
+    ExpectConsistent(*start, game->record());
+    with_targets += game->record().final_score.has_value();
+  }
+  EXPECT_GT(with_targets, 0);
+  // Cut short by the move cap: no targets (the board is not the end of the game).
+  SelfPlayOptions options = SmallOptions(1);
+  options.max_moves = 3;
+  UniformEvaluator<games::Go> evaluator;
+  auto game = MakeGame(*start, options);
+  ASSERT_OK(game->Play(evaluator, 4));
+  EXPECT_TRUE(game->record().truncated);
+  ExpectConsistent(*start, game->record());
 }
 
 TEST(SelfPlayTest, SameSeedSameGameOtherSeedOtherGame) {

@@ -151,6 +151,26 @@ TEST_F(CliPlayersTest, NetworkPlayerFromACheckpoint) {
   EXPECT_THAT(r.stderr_text, HasSubstr(ckpt));
 }
 
+// A Go network with ownership and score heads: written, shown, and played (inference loads the
+// heads' weights and never computes them).
+TEST_F(CliPlayersTest, GoNetworkWithAuxHeads) {
+  const std::string ckpt = Path("go5.zfckpt");
+  ProcessResult r = Zf({"checkpoint", "new", "--game", "go:5", "--out", ckpt, "--blocks", "1",
+                        "--filters", "8", "--aux_heads"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stdout_text, HasSubstr("ownership and score heads"));
+  r = Zf({"checkpoint", "show", ckpt});
+  EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stdout_text, HasSubstr("ownership and score heads"));
+  r = Zf({"match", "--game", "go:5", "--p1", "net:" + ckpt + ":4", "--p2", "random", "--games",
+          "2", "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
+  // Only games with final ownership have them.
+  ExpectUsageError({"checkpoint", "new", "--game", "connect4", "--out", Path("c4aux.zfckpt"),
+                    "--aux_heads"},
+                   "final ownership (Go); connect4 has none");
+}
+
 TEST_F(CliPlayersTest, BadPlayerSpecsAndNumbers) {
   ExpectUsageError({"match", "--game", "tictactoe", "--p1", "mcts:x", "--p2", "random"},
                    "mcts:x");

@@ -82,10 +82,11 @@ absl::Status RunLearner(const std::vector<std::string>& args) {
   }
   ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
   options.trainer.game = config.name;
-  options.trainer.shape = games::VisitGame(config, [&](const auto& game) {
-    return model::NetworkShapeForGame(game, absl::GetFlag(FLAGS_blocks),
-                                      absl::GetFlag(FLAGS_filters));
-  });
+  ZF_RETURN_IF_ERROR(games::VisitGame(config, [&](const auto& game) {
+    options.trainer.shape = model::NetworkShapeForGame(game, absl::GetFlag(FLAGS_blocks),
+                                                       absl::GetFlag(FLAGS_filters));
+    return model::SetAuxHeads(game, absl::GetFlag(FLAGS_aux_heads), &options.trainer.shape);
+  }));
   options.trainer.seed = absl::GetFlag(FLAGS_seed);
   ZF_ASSIGN_OR_RETURN(options.trainer.optimizer,
                       learner::ParseOptimizerKind(absl::GetFlag(FLAGS_optimizer)));
@@ -233,6 +234,7 @@ std::vector<Command> LearnerCommands() {
                                      "weight_decay",
                                      "blocks",
                                      "filters",
+                                     "aux_heads",
                                      "seed",
                                      "max_steps",
                                      "threads",

@@ -35,10 +35,12 @@ std::string ManifestJson(const model::CheckpointManifest& m) {
 absl::Status RunNew(const std::string& out) {
   if (out.empty()) return absl::InvalidArgumentError("--out FILE is required");
   ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
-  model::NetworkShape shape = games::VisitGame(config, [&](const auto& game) {
-    return model::NetworkShapeForGame(game, absl::GetFlag(FLAGS_blocks),
-                                      absl::GetFlag(FLAGS_filters));
-  });
+  model::NetworkShape shape;
+  ZF_RETURN_IF_ERROR(games::VisitGame(config, [&](const auto& game) {
+    shape = model::NetworkShapeForGame(game, absl::GetFlag(FLAGS_blocks),
+                                       absl::GetFlag(FLAGS_filters));
+    return model::SetAuxHeads(game, absl::GetFlag(FLAGS_aux_heads), &shape);
+  }));
   ZF_RETURN_IF_ERROR(shape.Validate());
   model::InferenceSession::Options options;
   options.shape = shape;
@@ -88,9 +90,10 @@ std::vector<Command> ModelCommands() {
   return {
       {"checkpoint",
        "'new': write a freshly initialised network; 'show FILE': verify and print a manifest",
-       "zf checkpoint new --game G --out FILE [--blocks B] [--filters F] [--seed S] [--json] | "
+       "zf checkpoint new --game G --out FILE [--blocks B] [--filters F] [--aux_heads] [--seed S] "
+       "[--json] | "
        "zf checkpoint show FILE [--json]",
-       {"game", "out", "blocks", "filters", "seed", "json"},
+       {"game", "out", "blocks", "filters", "aux_heads", "seed", "json"},
        RunCheckpoint},
   };
 }

@@ -102,6 +102,7 @@ struct RunConfig {
   int shards = 2;
   int selfplay_sims = 0;        // 0: ActorOptions::ForGame's
   double forced_playout_k = 0;  // MctsOptions::forced_playout_k of self-play; 0: off
+  bool aux_heads = false;       // NetworkShape::aux_heads
   int games_per_worker = 32;
   int max_batch = 64;
   int batch_size = 128;
@@ -118,12 +119,13 @@ struct RunConfig {
   std::string ToJson() const {
     return absl::StrFormat(
         "{\"game\": \"%s\", \"blocks\": %d, \"filters\": %d, \"shards\": %d, "
-        "\"selfplay_sims\": %d, \"forced_playout_k\": %g, \"games_per_worker\": %d, \"max_batch\": "
-        "%d, \"batch_size\": %d, "
+        "\"selfplay_sims\": %d, \"forced_playout_k\": %g, \"aux_heads\": %d, "
+        "\"games_per_worker\": %d, \"max_batch\": %d, \"batch_size\": %d, "
         "\"lr\": %g, \"steps_per_checkpoint\": %d, \"capacity\": %d, \"min_size_to_sample\": %d, "
         "\"samples_per_insert\": %g, \"eval_games\": %d, \"eval_sims\": %d, \"eval_vs\": \"%s\", "
         "\"seed\": %d}\n",
-        game, blocks, filters, shards, selfplay_sims, forced_playout_k, games_per_worker, max_batch,
+        game, blocks, filters, shards, selfplay_sims, forced_playout_k, aux_heads ? 1 : 0,
+        games_per_worker, max_batch,
         batch_size, lr, steps_per_checkpoint, capacity, min_size_to_sample, samples_per_insert,
         eval_games, eval_sims, eval_vs, seed);
   }
@@ -209,6 +211,11 @@ absl::StatusOr<RunConfig> ReadConfig(const std::string& path) {
   // Absent from the run.json of runs started before it existed: off, as they ran.
   if (JsonField(json, "forced_playout_k")) {
     ZF_RETURN_IF_ERROR(num("forced_playout_k", &c.forced_playout_k));
+  }
+  if (JsonField(json, "aux_heads")) {
+    int aux = 0;
+    ZF_RETURN_IF_ERROR(num("aux_heads", &aux));
+    c.aux_heads = aux != 0;
   }
   ZF_RETURN_IF_ERROR(num("games_per_worker", &c.games_per_worker));
   ZF_RETURN_IF_ERROR(num("max_batch", &c.max_batch));
@@ -385,6 +392,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     }
     if (int v = absl::GetFlag(FLAGS_selfplay_sims); v != 0) config.selfplay_sims = v;
     if (double v = absl::GetFlag(FLAGS_forced_playout_k); v != -1) config.forced_playout_k = v;
+    config.aux_heads = absl::GetFlag(FLAGS_aux_heads);
     if (!(config.forced_playout_k >= 0 && config.forced_playout_k <= 100)) {
       return absl::InvalidArgumentError(
           absl::StrCat("--forced_playout_k must be in 0..100, got ", config.forced_playout_k));
@@ -432,9 +440,11 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
 
-  const model::NetworkShape shape = games::VisitGame(game, [&](const auto& g) {
-    return model::NetworkShapeForGame(g, config.blocks, config.filters);
-  });
+  model::NetworkShape shape;
+  ZF_RETURN_IF_ERROR(games::VisitGame(game, [&](const auto& g) {
+    shape = model::NetworkShapeForGame(g, config.blocks, config.filters);
+    return model::SetAuxHeads(g, config.aux_heads, &shape);
+  }));
   // The components' informational lines go to DIR/zf.log; the terminal keeps progress, warnings
   // and errors. --log_file names another file ('-': everything on stderr, as before).
   std::string log_file = absl::GetFlag(FLAGS_log_file);
@@ -712,7 +722,8 @@ absl::Status RunRun(const std::vector<std::string>& args) {
                  "\"games_per_sec\": %.3f, \"positions_per_sec\": %.1f, "
                  "\"evals_per_sec\": %.1f, \"mean_batch\": %.2f, \"replay_positions\": %d, "
                  "\"learner_steps\": %d, \"steps_per_sec\": %.3f, \"loss\": %.5f, "
-                 "\"policy_loss\": %.5f, \"value_loss\": %.5f, \"data_wait\": %.4f, "
+                 "\"policy_loss\": %.5f, \"value_loss\": %.5f, \"ownership_loss\": %.5f, "
+                 "\"score_loss\": %.5f, \"data_wait\": %.4f, "
                  "\"published_version\": %d, \"serving_version\": %d, "
                  "\"resignation_enabled\": %s, \"resign_samples\": %d, "
                  "\"resign_false_positives\": %d}",
@@ -720,7 +731,8 @@ absl::Status RunRun(const std::vector<std::string>& args) {
                  (now.moves - previous.moves) / dt,
                  (now.leaf_evaluations - previous.leaf_evaluations) / dt, mean_batch,
                  now.positions_stored, ls.steps, (now.steps - previous.steps) / dt,
-                 ls.last.total_loss, ls.last.policy_loss, ls.last.value_loss, data_wait,
+                 ls.last.total_loss, ls.last.policy_loss, ls.last.value_loss,
+                 ls.last.ownership_loss, ls.last.score_loss, data_wait,
                  ls.published_version, fleet.inference->model_version(),
                  actor_stats.resignation_enabled ? "true" : "false", actor_stats.resign_samples,
                  actor_stats.resign_false_positives)
@@ -819,12 +831,12 @@ std::vector<Command> RunCommands() {
        "the whole fleet in one process (replay shards, learner, inference server, actor) on "
        "loopback gRPC, with live progress and periodic evaluations",
        "zf run --game G [--dir DIR] [--minutes M] [--net BxF] [--shards N] [--selfplay_sims N] "
-       "[--forced_playout_k K] "
+       "[--forced_playout_k K] [--aux_heads] "
        "[--eval_vs SPEC,...] [--eval_games N] [--eval_sims N] [--progress_s S] [--fleet_view] "
        "[--metrics_listen ADDR] [--seed S]\n"
        "  zf run --resume --dir DIR [--minutes M]",
        WithLogFileFlag({"game", "dir", "minutes", "resume", "net", "shards", "selfplay_sims",
-                        "forced_playout_k", "eval_vs", "eval_games", "eval_sims", "progress_s",
+                        "forced_playout_k", "aux_heads", "eval_vs", "eval_games", "eval_sims", "progress_s",
                         "fleet_view", "metrics_listen", "seed"}),
        RunRun},
   };

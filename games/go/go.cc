@@ -298,27 +298,27 @@ uint64_t Go::Hash() const {
   return hash;
 }
 
-std::array<int, 2> Go::AreaScores() const {
-  std::array<int, 2> scores = {0, 0};
+void Go::Ownership(int8_t* cells) const {
   std::array<bool, kMaxPadded> visited{};
   std::array<uint16_t, kMaxPadded> stack;
+  std::array<uint16_t, kMaxPadded> region;  // the cells of the region being filled
   for (int cell = 0; cell < cells_; ++cell) {
     const int p = Padded(cell);
     const int color = points_[p].color;
     if (color < 2) {
-      ++scores[color];
+      cells[cell] = color == 0 ? 1 : -1;
       continue;
     }
     if (visited[p]) continue;
     // Flood-fill the empty region, noting which colours border it.
-    int region = 0;
+    int size = 0;
     bool borders[2] = {false, false};
     int top = 0;
     stack[top++] = static_cast<uint16_t>(p);
     visited[p] = true;
     while (top > 0) {
       const int s = stack[--top];
-      ++region;
+      region[size++] = static_cast<uint16_t>(s);
       const int neighbors[4] = {s - stride_, s - 1, s + 1, s + stride_};
       for (int q : neighbors) {
         const int c = points_[q].color;
@@ -330,7 +330,19 @@ std::array<int, 2> Go::AreaScores() const {
         }
       }
     }
-    if (borders[0] != borders[1]) scores[borders[0] ? 0 : 1] += region;
+    const int8_t owner = borders[0] == borders[1] ? 0 : (borders[0] ? 1 : -1);
+    for (int k = 0; k < size; ++k) {
+      cells[Cell(region[k])] = owner;
+    }
+  }
+}
+
+std::array<int, 2> Go::AreaScores() const {
+  std::array<int8_t, kMaxSize * kMaxSize> owner;
+  Ownership(owner.data());
+  std::array<int, 2> scores = {0, 0};
+  for (int cell = 0; cell < cells_; ++cell) {
+    if (owner[cell] != 0) ++scores[owner[cell] > 0 ? 0 : 1];
   }
   return scores;
 }

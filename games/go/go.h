@@ -134,6 +134,16 @@ class Go {
   }
   // Area scores (stones + empty regions bordered only by that colour), without komi.
   std::array<int, 2> AreaScores() const;
+  // Who owns each point by area scoring, from Black's (player 0's) side: +1 a Black stone or an
+  // empty point of a region bordered only by Black, -1 the same for White, 0 an empty region
+  // that borders both colours or neither. Writes N*N values, row-major (the cells of Encode's
+  // planes and of Symmetries' cell maps). AreaScores counts its +1s and -1s.
+  void Ownership(int8_t* cells) const;
+  // The optional games::Game "final outcome" part (games/game.h): in a finished game, the
+  // ownership above and Black's margin (ScoreForBlack), the targets of the network's ownership
+  // and score heads.
+  void FinalOwnership(int8_t* cells) const { Ownership(cells); }
+  float FinalScore() const { return ScoreForBlack(); }
   // Black's area score minus White's, minus komi.
   float ScoreForBlack() const;
   int NumMoves() const { return num_moves_; }

@@ -417,6 +417,32 @@ TEST(GoTest, TwoPassesEndTheGameAndAreaScoringUsesKomi) {
   EXPECT_EQ(seki.AreaScores(), (std::array<int, 2>{15, 9}));
 }
 
+TEST(GoTest, OwnershipIsAreaScoringPointByPoint) {
+  static_assert(GameWithFinalOwnership<Go>);
+  // Black holds columns A..C; White D1..D4, E5 and the empty E1..E4; D5 touches both.
+  const Go seki = Play(Make(5, 0.0f), "C1 D1 C2 D2 C3 D3 C4 D4 C5 E5 pass pass");
+  std::array<int8_t, 25> owner;
+  owner.fill(7);
+  seki.FinalOwnership(owner.data());
+  for (int row = 0; row < 5; ++row) {  // row 0 is the top line (5)
+    for (int col = 0; col < 5; ++col) {
+      const int expected = col < 3 ? 1 : (row == 0 && col == 3 ? 0 : -1);
+      EXPECT_EQ(owner[row * 5 + col], expected) << "row " << row << " col " << col;
+    }
+  }
+  EXPECT_EQ(seki.FinalScore(), 6.0f);  // 15 - 9, komi 0
+  // With komi the margin moves and the owners do not.
+  const Go komi = Play(Make(5, 7.5f), "C1 D1 C2 D2 C3 D3 C4 D4 C5 E5 pass pass");
+  EXPECT_EQ(komi.FinalScore(), -1.5f);
+  EXPECT_EQ(komi.Returns()[0], -1.0f);
+  // The empty board: nobody's.
+  const Go empty = Play(Make(9), "pass pass");
+  std::array<int8_t, 81> none;
+  empty.FinalOwnership(none.data());
+  EXPECT_EQ(std::count(none.begin(), none.end(), 0), 81);
+  EXPECT_EQ(empty.FinalScore(), -7.5f);
+}
+
 TEST(GoTest, SelfPlayPassRuleAllowsPassingOnlyWhenNeeded) {
   Go start = Make(5);
   start.SetSelfPlayPassRule(true);

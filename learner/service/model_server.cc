@@ -48,6 +48,7 @@ ModelVersion Describe(const model::CheckpointManifest& m, const std::string& con
   s->set_blocks(m.shape.blocks);
   s->set_filters(m.shape.filters);
   s->set_value_hidden(m.shape.value_hidden);
+  s->set_aux_heads(m.shape.aux_heads);
   return v;
 }
 

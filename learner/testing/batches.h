@@ -76,4 +76,32 @@ inline zerofleet::v1::SampleBatch MakeBatch(const model::NetworkShape& s, int b,
   return batch;
 }
 
+// Gives `batch` (of MakeBatch) ownership and score targets that are functions of its planes, so
+// a network can learn them: a cell is +1 where plane 0 has a stone, -1 where plane 1 has one
+// (and plane 0 not), 0 elsewhere; the score is the sum of the cells. Rows with
+// `row % mask_every == mask_every - 1` have no targets (aux_mask 0, zeros) when mask_every > 0.
+inline void AddOwnership(const model::NetworkShape& s, zerofleet::v1::SampleBatch* batch,
+                         int mask_every = 0) {
+  const int b = batch->batch_size();
+  const int cells = s.board_height * s.board_width;
+  std::string ownership(static_cast<size_t>(b) * cells, '\0');
+  std::vector<float> score(static_cast<size_t>(b), 0.0f);
+  std::string mask(static_cast<size_t>(b), '\1');
+  for (int i = 0; i < b; ++i) {
+    if (mask_every > 0 && i % mask_every == mask_every - 1) {
+      mask[i] = 0;
+      continue;
+    }
+    for (int k = 0; k < cells; ++k) {
+      const char* planes = batch->planes().data() + static_cast<size_t>(i) * s.PlaneSize();
+      const int8_t owner = planes[k] != 0 ? 1 : (planes[cells + k] != 0 ? -1 : 0);
+      ownership[static_cast<size_t>(i) * cells + k] = static_cast<char>(owner);
+      score[i] += owner;
+    }
+  }
+  batch->set_ownership(ownership);
+  batch->set_score(Pack(score));
+  batch->set_aux_mask(mask);
+}
+
 }  // namespace zf::learner::testing

@@ -39,6 +39,11 @@ class ResidualNetImpl;  // model/internal/residual_net.h
 struct NetworkOutput {
   at::Tensor policy_logits;  // float [N, num_actions]
   at::Tensor wdl_logits;     // float [N, 3]: win, draw, loss for the player to move
+  // Only from ForwardWithAux on a network with aux_heads; undefined otherwise.
+  // float [N, H*W]: u, with tanh(u) in (-1, 1) the predicted final owner of each cell from
+  // the mover's side (+1: the player to move)
+  at::Tensor ownership_logits;
+  at::Tensor score;          // float [N]: its final margin / sqrt(H*W)
 };
 
 // A new network on the CPU, in training mode, initialized deterministically from `seed`
@@ -74,6 +79,10 @@ at::Tensor PlanesToInput(const at::Tensor& planes);
 
 // The forward pass on float input [N, C, H, W] on the network's device. Throws c10::Error.
 NetworkOutput Forward(ResidualNetImpl& net, const at::Tensor& input);
+
+// Forward plus the ownership and score heads when the shape has aux_heads (the learner's
+// pass). Throws c10::Error.
+NetworkOutput ForwardWithAux(ResidualNetImpl& net, const at::Tensor& input);
 
 // The weights blob of a checkpoint: a LibTorch archive (torch::save) of every parameter and
 // buffer, written from CPU copies whatever device `net` is on.

@@ -90,15 +90,26 @@ ResidualNetImpl::ResidualNetImpl(const NetworkShape& shape) : shape_(shape) {
   value_fc1_ =
       register_module("value_fc1", torch::nn::Linear(kValueChannels * cells, shape.value_hidden));
   value_fc2_ = register_module("value_fc2", torch::nn::Linear(shape.value_hidden, 3));
+  if (shape.aux_heads) {
+    ownership_conv_ = register_module(
+        "ownership_conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(f, 1, 1).bias(true)));
+    score_fc_ = register_module("score_fc", torch::nn::Linear(shape.value_hidden, 1));
+  }
 }
 
-NetworkOutput ResidualNetImpl::forward(const torch::Tensor& input) {
+NetworkOutput ResidualNetImpl::Run(const torch::Tensor& input, bool with_aux) {
+  ZF_CHECK(!with_aux || shape_.aux_heads) << "ForwardWithAux on a network without aux heads";
   torch::Tensor x = stem_bn_(stem_conv_(input)).relu_();
   for (ResidualBlock& block : blocks_) x = block(x);
   torch::Tensor policy = policy_bn_(policy_conv_(x)).relu_().flatten(1);
   torch::Tensor value = value_bn_(value_conv_(x)).relu_().flatten(1);
   value = value_fc1_(value).relu_();
-  return NetworkOutput{policy_fc_(policy), value_fc2_(value)};
+  NetworkOutput out{policy_fc_(policy), value_fc2_(value)};
+  if (with_aux) {
+    out.ownership_logits = ownership_conv_(x).flatten(1);
+    out.score = score_fc_(value).squeeze(1);
+  }
+  return out;
 }
 
 void ResidualNetImpl::ResetParameters(uint64_t seed) {
@@ -151,6 +162,10 @@ torch::Tensor PlanesToInput(const torch::Tensor& planes) { return planes.to(torc
 
 NetworkOutput Forward(ResidualNetImpl& net, const torch::Tensor& input) {
   return net.forward(input);
+}
+
+NetworkOutput ForwardWithAux(ResidualNetImpl& net, const torch::Tensor& input) {
+  return net.shape().aux_heads ? net.ForwardWithAux(input) : net.forward(input);
 }
 
 absl::StatusOr<std::shared_ptr<ResidualNetImpl>> CopyForInference(const ResidualNetImpl& net,

@@ -39,7 +39,9 @@ TORCH_MODULE(ResidualBlock);
 
 // The network network.h describes. Parameter names (the keys of the weights archive) are
 // stable: stem_conv, stem_bn, block0..block{B-1}.{conv1,bn1,conv2,bn2}, policy_conv,
-// policy_bn, policy_fc, value_conv, value_bn, value_fc1, value_fc2.
+// policy_bn, policy_fc, value_conv, value_bn, value_fc1, value_fc2, and with aux_heads
+// ownership_conv, score_fc (registered last, so the other parameters' initial values do not
+// depend on them).
 class ResidualNetImpl : public torch::nn::Module {
  public:
   // Requires shape.Validate().ok() (ZF_CHECK): CreateNetwork (network_ops.h) returns a Status
@@ -48,7 +50,9 @@ class ResidualNetImpl : public torch::nn::Module {
   explicit ResidualNetImpl(const NetworkShape& shape);
 
   // `input`: float [N, C, H, W] on the module's device (see PlanesToInput).
-  NetworkOutput forward(const torch::Tensor& input);
+  NetworkOutput forward(const torch::Tensor& input) { return Run(input, /*with_aux=*/false); }
+  // forward plus the ownership and score heads (requires shape().aux_heads).
+  NetworkOutput ForwardWithAux(const torch::Tensor& input) { return Run(input, true); }
 
   const NetworkShape& shape() const { return shape_; }
 
@@ -59,6 +63,8 @@ class ResidualNetImpl : public torch::nn::Module {
   void ResetParameters(uint64_t seed);
 
  private:
+  NetworkOutput Run(const torch::Tensor& input, bool with_aux);
+
   NetworkShape shape_;
   torch::nn::Conv2d stem_conv_{nullptr};
   torch::nn::BatchNorm2d stem_bn_{nullptr};
@@ -70,6 +76,8 @@ class ResidualNetImpl : public torch::nn::Module {
   torch::nn::BatchNorm2d value_bn_{nullptr};
   torch::nn::Linear value_fc1_{nullptr};
   torch::nn::Linear value_fc2_{nullptr};
+  torch::nn::Conv2d ownership_conv_{nullptr};  // aux_heads only
+  torch::nn::Linear score_fc_{nullptr};        // aux_heads only
 };
 TORCH_MODULE(ResidualNet);  // ResidualNet(std::shared_ptr<ResidualNetImpl>) wraps CreateNetwork's
 
