@@ -56,13 +56,18 @@ inline constexpr int kResignAction = -1;
 inline int DefaultOpeningMoves(const std::string& game) { return game == "tictactoe" ? 1 : 2; }
 
 // Plays up to `plies` uniformly random legal moves on `game` (fewer if it ends), appending each
-// action to `actions` when given. The same rng state gives the same opening.
+// action to `actions` when given; a game with a pass (Go) never passes in the opening (two
+// random passes would end the game on the empty board). The same rng state gives the same
+// opening.
 template <games::Game G>
 void PlayRandomOpening(G& game, int plies, std::mt19937_64& rng,
                        std::vector<int>* actions = nullptr) {
   std::vector<int> legal;
   for (int k = 0; k < plies && !game.IsTerminal(); ++k) {
     game.LegalActions(&legal);
+    if constexpr (requires(const G& g) { g.PassAction(); }) {
+      if (legal.size() > 1) std::erase(legal, game.PassAction());
+    }
     const int action = legal[std::uniform_int_distribution<size_t>(0, legal.size() - 1)(rng)];
     game.Apply(action);
     if (actions != nullptr) actions->push_back(action);

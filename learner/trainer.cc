@@ -214,8 +214,8 @@ struct DeviceBatch {
 
 namespace {
 
-// The batch's ownership targets, when it has them, on `device` (a small share of a batch: on
-// CUDA they are copied on their own, outside the pinned block).
+// The batch's ownership targets, when it has them, on the CPU (CUDA packs them into its one
+// pinned upload block instead).
 void UploadAux(const zerofleet::v1::SampleBatch& batch, const model::NetworkShape& s,
                torch::Device device, DeviceBatch* out) {
   if (batch.ownership().empty()) return;
@@ -263,12 +263,21 @@ DeviceBatch Trainer::Impl::Upload(const zerofleet::v1::SampleBatch& batch,
   const std::vector<int64_t> plane_sizes = {b, s.input_channels, s.board_height, s.board_width};
 #if ZF_WITH_CUDA
   if (device.is_cuda()) {
-    // One block: the float32 parts first (4-byte aligned), then the uint8 ones.
+    // One block: the float32 parts first (4-byte aligned), then the 1-byte ones; the ownership
+    // parts are empty (0 bytes) for a batch without them.
     const int64_t policy_bytes = static_cast<int64_t>(batch.policy().size());
     const int64_t value_bytes = static_cast<int64_t>(batch.value().size());
+    const int64_t score_bytes = static_cast<int64_t>(batch.score().size());
     const int64_t plane_bytes = static_cast<int64_t>(batch.planes().size());
     const int64_t mask_bytes = static_cast<int64_t>(batch.policy_mask().size());
-    const int64_t total = policy_bytes + value_bytes + plane_bytes + mask_bytes;
+    const int64_t ownership_bytes = static_cast<int64_t>(batch.ownership().size());
+    const int64_t aux_mask_bytes = static_cast<int64_t>(batch.aux_mask().size());
+    const int64_t score_at = policy_bytes + value_bytes;
+    const int64_t planes_at = score_at + score_bytes;
+    const int64_t mask_at = planes_at + plane_bytes;
+    const int64_t ownership_at = mask_at + mask_bytes;
+    const int64_t aux_mask_at = ownership_at + ownership_bytes;
+    const int64_t total = aux_mask_at + aux_mask_bytes;
     Staging& st = staging[next_staging];
     next_staging = (next_staging + 1) % static_cast<int>(staging.size());
     if (st.in_use) st.uploaded.synchronize();  // its previous upload has long finished
@@ -279,9 +288,11 @@ DeviceBatch Trainer::Impl::Upload(const zerofleet::v1::SampleBatch& batch,
     uint8_t* host = st.pinned.data_ptr<uint8_t>();
     std::memcpy(host, batch.policy().data(), policy_bytes);
     std::memcpy(host + policy_bytes, batch.value().data(), value_bytes);
-    std::memcpy(host + policy_bytes + value_bytes, batch.planes().data(), plane_bytes);
-    std::memcpy(host + policy_bytes + value_bytes + plane_bytes, batch.policy_mask().data(),
-                mask_bytes);
+    std::memcpy(host + score_at, batch.score().data(), score_bytes);
+    std::memcpy(host + planes_at, batch.planes().data(), plane_bytes);
+    std::memcpy(host + mask_at, batch.policy_mask().data(), mask_bytes);
+    std::memcpy(host + ownership_at, batch.ownership().data(), ownership_bytes);
+    std::memcpy(host + aux_mask_at, batch.aux_mask().data(), aux_mask_bytes);
     const c10::cuda::CUDAStream compute = c10::cuda::getCurrentCUDAStream(device.index());
     torch::Tensor block;
     {
@@ -299,12 +310,17 @@ DeviceBatch Trainer::Impl::Upload(const zerofleet::v1::SampleBatch& batch,
     DeviceBatch out;
     out.pi = block.narrow(0, 0, policy_bytes).view(torch::kFloat).view({b, s.num_actions});
     out.z = block.narrow(0, policy_bytes, value_bytes).view(torch::kFloat);
-    out.planes = block.narrow(0, policy_bytes + value_bytes, plane_bytes).view(plane_sizes);
-    out.mask = mask_bytes == 0
-                   ? torch::ones({b}, torch::TensorOptions().device(device))
-                   : block.narrow(0, policy_bytes + value_bytes + plane_bytes, mask_bytes)
-                         .to(torch::kFloat);
-    UploadAux(batch, s, device, &out);
+    out.planes = block.narrow(0, planes_at, plane_bytes).view(plane_sizes);
+    out.mask = mask_bytes == 0 ? torch::ones({b}, torch::TensorOptions().device(device))
+                               : block.narrow(0, mask_at, mask_bytes).to(torch::kFloat);
+    if (ownership_bytes > 0) {
+      out.score = block.narrow(0, score_at, score_bytes).view(torch::kFloat);
+      out.ownership = block.narrow(0, ownership_at, ownership_bytes)
+                          .view(torch::kInt8)
+                          .view({b, int64_t{s.board_height} * s.board_width})
+                          .to(torch::kFloat);
+      out.aux_mask = block.narrow(0, aux_mask_at, aux_mask_bytes).to(torch::kFloat);
+    }
     return out;
   }
 #endif

@@ -196,7 +196,11 @@ absl::StatusOr<std::unique_ptr<InferenceSession>> InferenceSession::Create(const
   } else {
     ZF_ASSIGN_OR_RETURN(Checkpoint checkpoint, ReadCheckpoint(options.checkpoint_path));
     const CheckpointManifest& m = checkpoint.manifest;
-    if (options.shape.has_value() && *options.shape != m.shape) {
+    // The aux heads do not count: inference never runs them, and a server started from flags
+    // (without them) must follow a learner that trains them.
+    NetworkShape expected = options.shape.value_or(m.shape);
+    expected.aux_heads = m.shape.aux_heads;
+    if (options.shape.has_value() && expected != m.shape) {
       return absl::InvalidArgumentError(
           absl::StrCat(options.checkpoint_path, ": the checkpoint's network is ",
                        m.shape.DebugString(), ", expected ", options.shape->DebugString()));

@@ -238,6 +238,25 @@ TEST_F(InferenceSessionTest, CheckpointMustMatchTheOptions) {
       {.checkpoint_path = path, .shape = SmallShape(), .game = "connect4"}));
 }
 
+// A server started from flags (a shape without aux heads) follows a learner that trains them:
+// the heads' weights load, never run, and change nothing the server computes.
+TEST_F(InferenceSessionTest, AuxHeadsDoNotCountWhenMatchingTheOptions) {
+  NetworkShape aux = SmallShape();
+  aux.aux_heads = true;
+  ASSERT_OK_AND_ASSIGN(auto trained, InferenceSession::CreateFresh(aux, 5));
+  const std::string path = Path("aux.zfckpt");
+  ASSERT_OK(trained->Save(path, {.game = "connect4"}));
+  ASSERT_OK_AND_ASSIGN(auto served, InferenceSession::Create({.checkpoint_path = path,
+                                                              .shape = SmallShape(),
+                                                              .game = "connect4"}));
+  EXPECT_TRUE(served->shape().aux_heads);
+  const auto planes = RandomPlanes(SmallShape(), 4, 9);
+  EXPECT_EQ(RunOrDie(*served, planes, 4).logits, RunOrDie(*trained, planes, 4).logits);
+  // Without aux heads the same seed gives the same outputs: the heads are extra parameters.
+  ASSERT_OK_AND_ASSIGN(auto plain, InferenceSession::CreateFresh(SmallShape(), 5));
+  EXPECT_EQ(RunOrDie(*plain, planes, 4).wdl, RunOrDie(*trained, planes, 4).wdl);
+}
+
 TEST_F(InferenceSessionTest, BadOptionsAreInvalidArgument) {
   EXPECT_THAT(InferenceSession::Create({}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("needs a shape")));

@@ -180,6 +180,11 @@ absl::Status ValidateGameRecord(const GameRecord& record, const TableOptions& op
     if (record.resigned() || record.truncated()) {
       return bad("a resigned or truncated game has no final ownership or score");
     }
+    // returns were checked above: the margin's sign is the result's.
+    const float result = record.returns(0);
+    if ((score > 0) != (result > 0) || (score < 0) != (result < 0)) {
+      return bad(absl::StrCat("final_score ", score, " disagrees with returns[0] = ", result));
+    }
   }
   if (record.symmetries_size() > options.max_symmetries) {
     return Reject(RejectReason::kBadSymmetry, reason,

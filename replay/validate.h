@@ -29,7 +29,8 @@ enum class RejectReason {
   kBadVersion,      // "bad_version": a negative model version
   kBadOwnership,    // "bad_ownership": final_ownership without final_score or the other way
                     // round, not H*W cells of -1/0/1, a score beyond 4 points a cell or not
-                    // finite, or either in a resigned or truncated game
+                    // finite, a score whose sign is not the result's, or either in a
+                    // resigned or truncated game
 };
 inline constexpr int kNumRejectReasons = 12;
 

@@ -115,6 +115,12 @@ TEST(ValidateTest, RejectsEachKindOfBadRecordWithItsReason) {
          r.set_final_score(16.5f);
        },
        RejectReason::kBadOwnership},
+      {"score against the result",
+       [](GameRecord& r) {
+         r.set_final_ownership(std::string("\1\1\1\1", 4));
+         r.set_final_score(-3);
+       },
+       RejectReason::kBadOwnership},
       {"ownership of a resigned game",
        [](GameRecord& r) {
          r.set_final_ownership(std::string("\1\1\1\1", 4));
@@ -139,7 +145,7 @@ TEST(ValidateTest, RejectsEachKindOfBadRecordWithItsReason) {
 TEST(ValidateTest, AcceptsOwnershipAndScore) {
   GameRecord r = MakeRecord("a", 3);
   r.set_final_ownership(std::string("\1\xff\0\1", 4));
-  r.set_final_score(-16.0f);
+  r.set_final_score(16.0f);
   EXPECT_OK(ValidateGameRecord(r, Options()));
 }
 

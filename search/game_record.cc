@@ -89,6 +89,10 @@ absl::Status GameRecord::Validate() const {
       return absl::InvalidArgumentError(
           "a resigned or truncated game has no final ownership or score");
     }
+    if ((*final_score > 0) != (returns[0] > 0) || (*final_score < 0) != (returns[0] < 0)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "final_score ", *final_score, " disagrees with returns[0] = ", returns[0]));
+    }
   }
   if (resigned) {
     if (resigning_player != 0 && resigning_player != 1) {

@@ -131,6 +131,11 @@ TEST(RunE2eTest, BadInputIsAUsageError) {
                    "--forced_playout_k");
   ExpectUsageError({"run", "--game", "tictactoe", "--forced_playout_k", "-3"},
                    "--forced_playout_k");
+  // Aux heads need a game with final ownership; the refusal leaves no run directory behind.
+  const std::string aux_dir = TempDir("zf-run-aux");
+  ExpectUsageError({"run", "--game", "connect4", "--aux_heads", "--dir", aux_dir},
+                   "final ownership");
+  EXPECT_FALSE(fs::exists(aux_dir + "/run.json"));
   ExpectUsageError({"run", "--resume"}, "--dir");
   ExpectUsageError({"run", "--resume", "--dir", TempDir("zf-run-none")}, "run.json");
 }

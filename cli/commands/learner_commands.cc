@@ -217,7 +217,7 @@ std::vector<Command> LearnerCommands() {
        "--listen) until SIGINT/SIGTERM or --max_steps",
        "zf learner --game G --replay ADDR[,ADDR...] --dir DIR [--listen ADDR] [--batch_size N] "
        "[--steps_per_checkpoint K] [--lr X] [--optimizer sgd|adamw] [--lr_schedule "
-       "constant|step|cosine] [--blocks B --filters F] [--max_steps N] [--threads N] "
+       "constant|step|cosine] [--blocks B --filters F] [--aux_heads] [--max_steps N] [--threads N] "
        "[--metrics_listen ADDR]",
        WithLogFileFlag(WithTlsFlags({"game",
                                      "replay",

@@ -393,6 +393,11 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     if (int v = absl::GetFlag(FLAGS_selfplay_sims); v != 0) config.selfplay_sims = v;
     if (double v = absl::GetFlag(FLAGS_forced_playout_k); v != -1) config.forced_playout_k = v;
     config.aux_heads = absl::GetFlag(FLAGS_aux_heads);
+    // Checked here, before the run directory is made: a refused flag leaves nothing behind.
+    ZF_RETURN_IF_ERROR(games::VisitGame(game, [&](const auto& g) {
+      model::NetworkShape unused;
+      return model::SetAuxHeads(g, config.aux_heads, &unused);
+    }));
     if (!(config.forced_playout_k >= 0 && config.forced_playout_k <= 100)) {
       return absl::InvalidArgumentError(
           absl::StrCat("--forced_playout_k must be in 0..100, got ", config.forced_playout_k));
