@@ -20,6 +20,10 @@ ABSL_FLAG(int, filters, 64, "network shape: filters per convolution");
 ABSL_FLAG(bool, aux_heads, false,
           "network shape: ownership and score heads, trained from how finished games end "
           "(KataGo's auxiliary targets; games with final ownership only: Go)");
+ABSL_FLAG(bool, global_pooling, false,
+          "network shape: global pooling in every second residual block, counted from the last "
+          "(KataGo's global pooling: each channel's mean and max over the board feed back into "
+          "every cell)");
 ABSL_FLAG(
     std::string, dir, "",
     "a directory: the replay shard's log (zf replay), the run directory (zf learner, zf run)");

@@ -19,6 +19,7 @@ ABSL_DECLARE_FLAG(std::string, metrics_listen);
 ABSL_DECLARE_FLAG(int, blocks);
 ABSL_DECLARE_FLAG(int, filters);
 ABSL_DECLARE_FLAG(bool, aux_heads);
+ABSL_DECLARE_FLAG(bool, global_pooling);
 ABSL_DECLARE_FLAG(std::string, dir);
 ABSL_DECLARE_FLAG(int, sims);
 ABSL_DECLARE_FLAG(double, forced_playout_k);

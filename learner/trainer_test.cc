@@ -110,6 +110,21 @@ TEST(TrainerTest, LearnsAOneHotPolicy) {
   EXPECT_LT(r.policy_loss, -std::log(0.9));
 }
 
+TEST(TrainerTest, GlobalPoolingNetworkLearnsAndItsCheckpointSaysSo) {
+  TrainerOptions o = Options(OptimizerKind::kAdamW);
+  o.shape.global_pooling = true;
+  ASSERT_OK_AND_ASSIGN(auto trainer, Trainer::Create(o));
+  for (int i = 0; i < 150; ++i) {
+    ASSERT_OK(trainer->Step(MakeBatch(o.shape, 32, 100 + i, /*policy_action=*/4)).status());
+  }
+  ASSERT_OK_AND_ASSIGN(StepResult r,
+                       trainer->Evaluate(MakeBatch(o.shape, 64, 9999, /*policy_action=*/4)));
+  EXPECT_LT(r.policy_loss, -std::log(0.9));
+  ASSERT_OK_AND_ASSIGN(model::Checkpoint checkpoint, trainer->MakeCheckpoint(1));
+  EXPECT_TRUE(checkpoint.manifest.shape.global_pooling);
+  EXPECT_EQ(checkpoint.manifest.shape, o.shape);
+}
+
 TEST(TrainerTest, AuxHeadsLearnOwnershipAndScore) {
   TrainerOptions o = Options(OptimizerKind::kAdamW);
   o.shape.aux_heads = true;

@@ -140,6 +140,7 @@ std::string FormatManifest(const CheckpointManifest& m) {
   line("value_hidden", m.shape.value_hidden);
   // Written only when set, so manifests of networks without them are unchanged.
   if (m.shape.aux_heads) line("aux_heads", 1);
+  if (m.shape.global_pooling) line("global_pooling", 1);
   line("version", m.version);
   line("training_step", m.training_step);
   line("created", absl::FormatTime(absl::RFC3339_full, m.created, absl::UTCTimeZone()));
@@ -149,8 +150,9 @@ std::string FormatManifest(const CheckpointManifest& m) {
   return out;
 }
 
-// `where` names the file in error messages.
-absl::StatusOr<CheckpointManifest> ParseManifest(absl::string_view text, absl::string_view where) {
+// `where` names the file in error messages; `header_version` is the file header's format version.
+absl::StatusOr<CheckpointManifest> ParseManifest(absl::string_view text, absl::string_view where,
+                                                 int header_version) {
   auto corrupt = [&](absl::string_view what) {
     return absl::DataLossError(absl::StrCat(where, ": manifest: ", what));
   };
@@ -194,9 +196,9 @@ absl::StatusOr<CheckpointManifest> ParseManifest(absl::string_view text, absl::s
 
   CheckpointManifest m;
   ZF_RETURN_IF_ERROR(get_int("format_version", &m.format_version));
-  if (m.format_version != kCheckpointFormatVersion) {
+  if (m.format_version != header_version) {
     return corrupt(absl::StrCat("format_version is ", m.format_version, " but the header says ",
-                                kCheckpointFormatVersion));
+                                header_version));
   }
   ZF_RETURN_IF_ERROR(get_text("game", &m.game));
   if (m.game.empty()) return corrupt("game is empty");
@@ -212,6 +214,18 @@ absl::StatusOr<CheckpointManifest> ParseManifest(absl::string_view text, absl::s
     ZF_RETURN_IF_ERROR(get_int("aux_heads", &aux));
     if (aux != 0 && aux != 1) return corrupt(absl::StrCat("aux_heads is ", aux, ", not 0 or 1"));
     m.shape.aux_heads = aux == 1;
+  }
+  if (fields.contains("global_pooling")) {
+    int pooling = 0;
+    ZF_RETURN_IF_ERROR(get_int("global_pooling", &pooling));
+    if (pooling != 0 && pooling != 1) {
+      return corrupt(absl::StrCat("global_pooling is ", pooling, ", not 0 or 1"));
+    }
+    m.shape.global_pooling = pooling == 1;
+    if (m.shape.global_pooling && m.format_version < 2) {
+      return corrupt(absl::StrCat("global_pooling needs format version 2, the file is version ",
+                                  m.format_version));
+    }
   }
   if (absl::Status s = m.shape.Validate(); !s.ok()) return corrupt(s.message());
   ZF_RETURN_IF_ERROR(get_int("version", &m.version));
@@ -332,10 +346,12 @@ class Parser {
       return Corrupt("bad magic: not a zerofleet checkpoint");
     }
     pos_ = sizeof(kMagic);
-    const uint32_t format_version = U32();
-    if (format_version != static_cast<uint32_t>(kCheckpointFormatVersion)) {
-      return Corrupt(absl::StrCat("unsupported format version ", format_version,
-                                  " (this build reads ", kCheckpointFormatVersion, ")"));
+    format_version_ = U32();
+    if (format_version_ < static_cast<uint32_t>(kOldestCheckpointFormatVersion) ||
+        format_version_ > static_cast<uint32_t>(kCheckpointFormatVersion)) {
+      return Corrupt(absl::StrCat("unsupported format version ", format_version_,
+                                  " (this build reads ", kOldestCheckpointFormatVersion, " to ",
+                                  kCheckpointFormatVersion, ")"));
     }
     const uint32_t count = U32();
     if (count < 2 || count > kMaxSections) {
@@ -392,6 +408,9 @@ class Parser {
     return sections;
   }
 
+  // The header's format version (after a successful Parse).
+  int format_version() const { return static_cast<int>(format_version_); }
+
  private:
   absl::Status Corrupt(absl::string_view what) const {
     return absl::DataLossError(absl::StrCat(path_, ": ", what));
@@ -424,6 +443,7 @@ class Parser {
   uint64_t file_size_;
   absl::string_view path_;
   uint64_t pos_ = 0;
+  uint32_t format_version_ = 0;
 };
 
 std::string TempPathFor(const std::filesystem::path& target) {
@@ -443,7 +463,7 @@ absl::StatusOr<CheckpointManifest> WriteCheckpoint(const std::string& path,
                                                    const Checkpoint& checkpoint) {
   ZF_RETURN_IF_ERROR(ValidateForWrite(checkpoint));
   CheckpointManifest manifest = checkpoint.manifest;
-  manifest.format_version = kCheckpointFormatVersion;
+  manifest.format_version = CheckpointFormatVersionFor(manifest.shape);
   if (manifest.created == absl::InfinitePast()) manifest.created = absl::Now();
   manifest.weights_sha256 = Sha256Hex(checkpoint.weights);
   manifest.optimizer_sha256 =
@@ -456,7 +476,7 @@ absl::StatusOr<CheckpointManifest> WriteCheckpoint(const std::string& path,
     sections.emplace_back(kOptimizerSection, checkpoint.optimizer_state);
   }
   std::string header(kMagic, sizeof(kMagic));
-  AppendU32(&header, kCheckpointFormatVersion);
+  AppendU32(&header, static_cast<uint32_t>(manifest.format_version));
   AppendU32(&header, static_cast<uint32_t>(sections.size()));
 
   std::string tmp = TempPathFor(path);
@@ -507,7 +527,8 @@ absl::StatusOr<Checkpoint> ReadCheckpoint(const std::string& path) {
   Parser parser(data, file.size, path);
   ZF_ASSIGN_OR_RETURN(std::vector<Section> sections, parser.Parse(/*manifest_only=*/false));
   Checkpoint checkpoint;
-  ZF_ASSIGN_OR_RETURN(checkpoint.manifest, ParseManifest(sections[0].payload, path));
+  ZF_ASSIGN_OR_RETURN(checkpoint.manifest,
+                      ParseManifest(sections[0].payload, path, parser.format_version()));
   bool have_weights = false;
   for (const Section& s : sections) {
     if (s.name == kWeightsSection) {
@@ -545,7 +566,7 @@ absl::StatusOr<CheckpointManifest> ReadManifest(const std::string& path) {
   }
   Parser parser(data, file.size, path);
   ZF_ASSIGN_OR_RETURN(std::vector<Section> sections, parser.Parse(/*manifest_only=*/true));
-  return ParseManifest(sections[0].payload, path);
+  return ParseManifest(sections[0].payload, path, parser.format_version());
 }
 
 }  // namespace zf::model

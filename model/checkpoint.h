@@ -3,11 +3,11 @@
 // state) and knows nothing of tensors. model/internal/network_ops.h turns a network into the
 // weights blob and back; InferenceSession::Create and Save use both.
 //
-// Layout, format version 1 (all integers little-endian):
+// Layout, format versions 1 and 2 (all integers little-endian):
 //
 //   magic           8 bytes  "\x89ZFCKPT\n" (the high byte and the newline catch text-mode
 //                            transfers, as PNG's signature does)
-//   format_version  u32      1
+//   format_version  u32      1, or 2 (see below)
 //   section_count   u32      2..16 (this writer: 2, or 3 with an optimizer state)
 //   section_count times:
 //     name_length   u32      1..64
@@ -21,6 +21,11 @@
 // CheckpointManifest; `created` in RFC 3339 UTC), so `head -c 600 model.zfckpt` shows it.
 // Readers ignore manifest keys and sections they do not know, so a later writer can add
 // either without a new format version; removing or changing one needs a new version.
+// Version 2 is version 1 whose manifest may say global_pooling=1, a key that changes what the
+// weights compute: a build that reads only version 1 would ignore it and the extra tensors and
+// silently run a different network, so such a file must be one it refuses. The writer writes
+// version 1 when it can (CheckpointFormatVersionFor), so other checkpoints stay readable by
+// older builds.
 //
 // Every section carries its own SHA-256; the manifest also records the weights' (and the
 // optimizer state's) SHA-256 in hex, and readers check that it agrees.
@@ -41,14 +46,21 @@
 
 namespace zf::model {
 
-inline constexpr int kCheckpointFormatVersion = 1;
+// The newest format version this build reads and writes, and the oldest it reads.
+inline constexpr int kCheckpointFormatVersion = 2;
+inline constexpr int kOldestCheckpointFormatVersion = 1;
+
+// The format version a checkpoint of `shape` is written in: 2 with global pooling, else 1.
+inline int CheckpointFormatVersionFor(const NetworkShape& shape) {
+  return shape.global_pooling ? 2 : 1;
+}
 // Conventional file name extension (nothing checks it).
 inline constexpr absl::string_view kCheckpointExtension = ".zfckpt";
 
 // What a checkpoint says about itself. Keys in the file are the field names (the shape's
 // fields flattened: input_channels, board_height, ...).
 struct CheckpointManifest {
-  // Set by WriteCheckpoint (to kCheckpointFormatVersion) and by the readers.
+  // Set by WriteCheckpoint (to CheckpointFormatVersionFor(shape)) and by the readers.
   int format_version = 0;
   // The game's canonical name, e.g. "connect4" or "dotsboxes:3x3". 1..256 printable
   // characters, no '\n'.

@@ -91,7 +91,7 @@ TEST(Sha256HexTest, KnownVectors) {
 TEST_F(CheckpointTest, RoundTripsEverything) {
   const Checkpoint original = MakeCheckpoint(7, /*with_optimizer=*/true);
   ASSERT_OK_AND_ASSIGN(CheckpointManifest written, WriteCheckpoint(path_.string(), original));
-  EXPECT_EQ(written.format_version, kCheckpointFormatVersion);
+  EXPECT_EQ(written.format_version, 1);  // the lowest that says what it holds
   EXPECT_EQ(written.weights_sha256, Sha256Hex(original.weights));
   EXPECT_EQ(written.optimizer_sha256, Sha256Hex(original.optimizer_state));
 
@@ -99,7 +99,7 @@ TEST_F(CheckpointTest, RoundTripsEverything) {
   EXPECT_EQ(read.weights, original.weights);
   EXPECT_EQ(read.optimizer_state, original.optimizer_state);
   const CheckpointManifest& m = read.manifest;
-  EXPECT_EQ(m.format_version, kCheckpointFormatVersion);
+  EXPECT_EQ(m.format_version, 1);
   EXPECT_EQ(m.game, "dotsboxes:2x3");
   EXPECT_EQ(m.shape, original.manifest.shape);
   EXPECT_EQ(m.version, 7);
@@ -141,6 +141,17 @@ TEST_F(CheckpointTest, AuxHeadsAreWrittenOnlyWhenSet) {
   EXPECT_THAT(ReadFile(path_), HasSubstr("\naux_heads=1\n"));
   ASSERT_OK_AND_ASSIGN(CheckpointManifest read, ReadManifest(path_.string()));
   EXPECT_TRUE(read.shape.aux_heads);
+  EXPECT_EQ(read.shape, c.manifest.shape);
+}
+
+TEST_F(CheckpointTest, GlobalPoolingIsWrittenOnlyWhenSet) {
+  EXPECT_THAT(WriteValid(), ::testing::Not(HasSubstr("global_pooling")));
+  Checkpoint c = MakeCheckpoint(4, false);
+  c.manifest.shape.global_pooling = true;
+  ASSERT_OK(WriteCheckpoint(path_.string(), c).status());
+  EXPECT_THAT(ReadFile(path_), HasSubstr("\nglobal_pooling=1\n"));
+  ASSERT_OK_AND_ASSIGN(CheckpointManifest read, ReadManifest(path_.string()));
+  EXPECT_TRUE(read.shape.global_pooling);
   EXPECT_EQ(read.shape, c.manifest.shape);
 }
 
@@ -220,10 +231,75 @@ TEST_F(CheckpointTest, BadMagicAndFormatVersionAreDataLoss) {
   EXPECT_THAT(ReadCheckpoint(path_.string()),
               StatusIs(absl::StatusCode::kDataLoss, HasSubstr("bad magic")));
   std::string bad_version = bytes;
-  bad_version[8] = 2;
+  bad_version[8] = kCheckpointFormatVersion + 1;
   WriteFile(path_, bad_version);
+  EXPECT_THAT(
+      ReadManifest(path_.string()),
+      StatusIs(absl::StatusCode::kDataLoss, HasSubstr(absl::StrCat("unsupported format version ",
+                                                                   kCheckpointFormatVersion + 1))));
+  // The header and the manifest must agree.
+  std::string other_version = bytes;
+  other_version[8] = 2;
+  WriteFile(path_, other_version);
   EXPECT_THAT(ReadManifest(path_.string()),
-              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("unsupported format version 2")));
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr("format_version is 1 but the header says 2")));
+}
+
+// A file laid out as checkpoint.h says, from its parts (to write what the writer never would).
+std::string BuildFile(uint32_t format_version,
+                      const std::vector<std::pair<std::string, std::string>>& sections) {
+  auto u32 = [](std::string* out, uint32_t v) {
+    for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  };
+  std::string out("\x89ZFCKPT\n", 8);
+  u32(&out, format_version);
+  u32(&out, static_cast<uint32_t>(sections.size()));
+  for (const auto& [name, payload] : sections) {
+    u32(&out, static_cast<uint32_t>(name.size()));
+    out += name;
+    const uint64_t size = payload.size();
+    for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((size >> (8 * i)) & 0xff));
+    const std::string hex = Sha256Hex(payload);
+    for (size_t i = 0; i < hex.size(); i += 2) {
+      out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+    }
+    out += payload;
+  }
+  return out;
+}
+
+// Global pooling changes what the weights compute, so its checkpoints are format version 2: a
+// build that reads only version 1 refuses them instead of running another network. A version-1
+// file that claims it is corrupt.
+TEST_F(CheckpointTest, GlobalPoolingNeedsFormatVersion2) {
+  Checkpoint c = MakeCheckpoint(4, false);
+  c.manifest.shape.global_pooling = true;
+  ASSERT_OK_AND_ASSIGN(CheckpointManifest written, WriteCheckpoint(path_.string(), c));
+  EXPECT_EQ(written.format_version, 2);
+  const std::string bytes = ReadFile(path_);
+  EXPECT_EQ(bytes[8], 2);
+  ASSERT_OK_AND_ASSIGN(Checkpoint read, ReadCheckpoint(path_.string()));
+  EXPECT_EQ(read.manifest.format_version, 2);
+
+  // The manifest section: header (16 bytes), name length, "manifest", size, SHA-256, payload.
+  uint64_t manifest_size = 0;
+  for (int i = 0; i < 8; ++i) {
+    manifest_size |= uint64_t{static_cast<uint8_t>(bytes[16 + 4 + 8 + i])} << (8 * i);
+  }
+  std::string manifest = bytes.substr(16 + 4 + 8 + 8 + 32, manifest_size);
+  ASSERT_THAT(manifest, HasSubstr("\nglobal_pooling=1\n"));
+  const size_t at = manifest.find("format_version=2\n");
+  ASSERT_EQ(at, 0u);
+  manifest.replace(at, 17, "format_version=1\n");
+  WriteFile(path_, BuildFile(1, {{"manifest", manifest}, {"weights", c.weights}}));
+  EXPECT_THAT(ReadCheckpoint(path_.string()),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr("global_pooling needs format version 2, the file is version 1")));
+  // The same file as version 2 reads.
+  manifest.replace(at, 17, "format_version=2\n");
+  WriteFile(path_, BuildFile(2, {{"manifest", manifest}, {"weights", c.weights}}));
+  EXPECT_OK(ReadCheckpoint(path_.string()));
 }
 
 TEST_F(CheckpointTest, ManifestSha256MustMatchTheWeights) {

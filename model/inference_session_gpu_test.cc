@@ -92,6 +92,24 @@ TEST_F(InferenceSessionGpuTest, Bf16AndTf32AgreeWithTheCpuWithinTheirTolerance) 
   EXPECT_THAT(got_tf32.wdl, Pointwise(FloatNear(kTf32WdlTolerance), want.wdl));
 }
 
+// Global pooling blocks (means and maxima over the board, channels-last, bf16, in CUDA graphs)
+// agree with the CPU's float32 as the plain network does.
+TEST_F(InferenceSessionGpuTest, GlobalPoolingAgreesWithTheCpu) {
+  NetworkShape pooled = Shape();
+  pooled.global_pooling = true;
+  ASSERT_OK_AND_ASSIGN(auto cpu, InferenceSession::CreateFresh(pooled, 5));
+  ASSERT_OK_AND_ASSIGN(
+      auto bf16,
+      InferenceSession::Create(
+          {.shape = pooled, .seed = 5, .device = "cuda", .cuda_graphs = true, .max_batch = 64}));
+  const int batch = 64;
+  const auto planes = RandomPlanes(batch, 4);
+  const Outputs want = RunOn(*cpu, planes, batch);
+  const Outputs got = RunOn(*bf16, planes, batch);
+  EXPECT_THAT(got.logits, Pointwise(FloatNear(kBf16LogitTolerance), want.logits));
+  EXPECT_THAT(got.wdl, Pointwise(FloatNear(kBf16WdlTolerance), want.wdl));
+}
+
 TEST_F(InferenceSessionGpuTest, EveryBatchSizeIsAnsweredRowForRowWithAndWithoutGraphs) {
   // max_batch 24: buckets 1, 2, 4, 8, 16, 24; batches above 24 are split.
   ASSERT_OK_AND_ASSIGN(auto cpu, InferenceSession::CreateFresh(Shape(), 9));

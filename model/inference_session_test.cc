@@ -257,6 +257,25 @@ TEST_F(InferenceSessionTest, AuxHeadsDoNotCountWhenMatchingTheOptions) {
   EXPECT_EQ(RunOrDie(*plain, planes, 4).wdl, RunOrDie(*trained, planes, 4).wdl);
 }
 
+// Global pooling changes what the network computes: a server whose shape says otherwise refuses
+// the checkpoint, and one that says so serves it as it was trained.
+TEST_F(InferenceSessionTest, GlobalPoolingCountsWhenMatchingTheOptions) {
+  NetworkShape pooled = SmallShape();
+  pooled.global_pooling = true;
+  ASSERT_OK_AND_ASSIGN(auto trained, InferenceSession::CreateFresh(pooled, 5));
+  const std::string path = Path("pooled.zfckpt");
+  ASSERT_OK(trained->Save(path, {.game = "connect4"}));
+  EXPECT_THAT(InferenceSession::Create({.checkpoint_path = path, .shape = SmallShape()}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("global pooling")));
+  ASSERT_OK_AND_ASSIGN(
+      auto served,
+      InferenceSession::Create({.checkpoint_path = path, .shape = pooled, .game = "connect4"}));
+  EXPECT_TRUE(served->shape().global_pooling);
+  const auto planes = RandomPlanes(pooled, 4, 9);
+  EXPECT_EQ(RunOrDie(*served, planes, 4).logits, RunOrDie(*trained, planes, 4).logits);
+  EXPECT_EQ(RunOrDie(*served, planes, 4).wdl, RunOrDie(*trained, planes, 4).wdl);
+}
+
 TEST_F(InferenceSessionTest, BadOptionsAreInvalidArgument) {
   EXPECT_THAT(InferenceSession::Create({}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("needs a shape")));

@@ -45,6 +45,7 @@ int64_t NetworkShape::ForwardFlops() const {
   const int64_t f = filters;
   int64_t macs = 9 * int64_t{input_channels} * f * hw;  // stem 3x3
   macs += int64_t{blocks} * 2 * 9 * f * f * hw;         // two 3x3 convolutions per block
+  macs += int64_t{GlobalPoolingBlocks()} * 2 * f * f;   // pooling blocks: linear 2f -> f
   macs += f * 2 * hw + 2 * hw * num_actions;            // policy: 1x1 to 2 planes, linear
   macs += f * hw + hw * value_hidden + int64_t{value_hidden} * 3;  // value head
   // The aux heads are left out: inference never computes them.
@@ -54,7 +55,8 @@ int64_t NetworkShape::ForwardFlops() const {
 std::string NetworkShape::DebugString() const {
   return absl::StrCat(input_channels, "x", board_height, "x", board_width, " -> ", num_actions,
                       " actions, ", blocks, " blocks x ", filters, " filters, value hidden ",
-                      value_hidden, aux_heads ? ", ownership and score heads" : "");
+                      value_hidden, global_pooling ? ", global pooling" : "",
+                      aux_heads ? ", ownership and score heads" : "");
 }
 
 }  // namespace zf::model

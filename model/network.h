@@ -8,6 +8,12 @@
 //   stem   conv 3x3 (C -> filters, no bias) -> batch norm -> ReLU
 //   tower  `blocks` residual blocks, each
 //            y = ReLU(x + BN(conv3x3(ReLU(BN(conv3x3(x))))))
+//          with global_pooling (KataGo's global pooling blocks), every second block counted
+//          from the last (4 blocks: the 2nd and 4th; 1 block: it) adds the board's global
+//          context between its convolutions:
+//            h = ReLU(BN(conv3x3(x)));  g = [mean over cells of h, max over cells of h]
+//            y = ReLU(x + BN(conv3x3(h + linear_nobias(g))))   (g: 2*filters -> filters, each
+//            channel's value added at every cell)
 //   policy conv 1x1 (filters -> 2) -> BN -> ReLU -> flatten (2*H*W) -> linear -> num_actions
 //          logits (over all actions; masking illegal ones is the caller's job)
 //   value  conv 1x1 (filters -> 1) -> BN -> ReLU -> flatten (H*W) -> linear -> value_hidden
@@ -53,6 +59,8 @@ struct NetworkShape {
   int value_hidden = 64;
   // The ownership and score heads (for games with final ownership: Go).
   bool aux_heads = false;
+  // Global pooling in every second block (see above); any game.
+  bool global_pooling = false;
 
   // Returns: OK if every field is in [1, its kMax... bound]; InvalidArgument naming the first
   // bad field, its value and the allowed range otherwise.
@@ -61,12 +69,18 @@ struct NetworkShape {
   // Number of input bytes of one position: input_channels * board_height * board_width.
   int64_t PlaneSize() const { return int64_t{input_channels} * board_height * board_width; }
 
+  // Whether tower block `block` (0-based, < blocks) is a global pooling block.
+  bool HasGlobalPooling(int block) const { return global_pooling && (blocks - 1 - block) % 2 == 0; }
+  // How many of the blocks are global pooling blocks.
+  int GlobalPoolingBlocks() const { return global_pooling ? (blocks + 1) / 2 : 0; }
+
   // Floating-point operations of one position's forward pass (a multiply-add counts 2):
   // convolutions and linear layers, which are all but a sliver of the work; batch norm,
   // ReLU and softmax are left out. For "share of the GPU's peak" figures.
   int64_t ForwardFlops() const;
 
-  // One line, e.g. "3x6x7 -> 7 actions, 4 blocks x 64 filters, value hidden 64".
+  // One line, e.g. "3x6x7 -> 7 actions, 4 blocks x 64 filters, value hidden 64" (and
+  // ", global pooling", ", ownership and score heads" when set).
   std::string DebugString() const;
 
   bool operator==(const NetworkShape&) const = default;

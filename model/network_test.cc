@@ -1,5 +1,7 @@
 #include "model/network.h"
 
+#include <vector>
+
 #include "common/testing/status_matchers.h"
 #include "games/connect4/connect4.h"
 #include "games/dotsboxes/dotsboxes.h"
@@ -39,6 +41,39 @@ TEST(NetworkShapeTest, ForwardFlopsCountsConvolutionsAndLinearLayers) {
   // Multiply-adds: stem 9*2*4*9 = 648; block 2*9*4*4*9 = 2592; policy 4*2*9 + 18*10 = 252;
   // value 4*9 + 9*5 + 5*3 = 96. Two flops each.
   EXPECT_EQ(s.ForwardFlops(), 2 * (648 + 2592 + 252 + 96));
+}
+
+TEST(NetworkShapeTest, GlobalPoolingIsInEverySecondBlockFromTheLast) {
+  NetworkShape s = ValidShape();
+  EXPECT_EQ(s.GlobalPoolingBlocks(), 0);
+  EXPECT_FALSE(s.HasGlobalPooling(3));
+  s.global_pooling = true;
+  EXPECT_EQ(s.DebugString(),
+            "3x6x7 -> 7 actions, 4 blocks x 64 filters, value hidden 64, global pooling");
+  const std::vector<bool> four = {false, true, false, true};
+  for (int b = 0; b < 4; ++b) EXPECT_EQ(s.HasGlobalPooling(b), four[b]) << b;
+  EXPECT_EQ(s.GlobalPoolingBlocks(), 2);
+  s.blocks = 1;
+  EXPECT_TRUE(s.HasGlobalPooling(0));
+  EXPECT_EQ(s.GlobalPoolingBlocks(), 1);
+  s.blocks = 5;
+  const std::vector<bool> five = {true, false, true, false, true};
+  for (int b = 0; b < 5; ++b) EXPECT_EQ(s.HasGlobalPooling(b), five[b]) << b;
+  EXPECT_EQ(s.GlobalPoolingBlocks(), 3);
+}
+
+TEST(NetworkShapeTest, ForwardFlopsCountsThePoolingLinearLayers) {
+  NetworkShape s{.input_channels = 2,
+                 .board_height = 3,
+                 .board_width = 3,
+                 .num_actions = 10,
+                 .blocks = 1,
+                 .filters = 4,
+                 .value_hidden = 5};
+  const int64_t plain = s.ForwardFlops();
+  s.global_pooling = true;
+  // One pooling block: linear 2*4 -> 4, 32 multiply-adds.
+  EXPECT_EQ(s.ForwardFlops(), plain + 2 * 32);
 }
 
 TEST(NetworkShapeTest, DefaultConstructedIsInvalid) {

@@ -171,6 +171,21 @@ TEST_F(CliPlayersTest, GoNetworkWithAuxHeads) {
                    "final ownership (Go); connect4 has none");
 }
 
+// A network with global pooling blocks (any game): written, shown, and played.
+TEST_F(CliPlayersTest, NetworkWithGlobalPooling) {
+  const std::string ckpt = Path("c4pool.zfckpt");
+  ProcessResult r = Zf({"checkpoint", "new", "--game", "connect4", "--out", ckpt, "--blocks", "2",
+                        "--filters", "8", "--global_pooling"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stdout_text, HasSubstr("2 blocks x 8 filters, value hidden 64, global pooling"));
+  r = Zf({"checkpoint", "show", ckpt, "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stdout_text, HasSubstr("\"global_pooling\": true"));
+  r = Zf({"match", "--game", "connect4", "--p1", "net:" + ckpt + ":4", "--p2", "random", "--games",
+          "2", "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
+}
+
 TEST_F(CliPlayersTest, BadPlayerSpecsAndNumbers) {
   ExpectUsageError({"match", "--game", "tictactoe", "--p1", "mcts:x", "--p2", "random"},
                    "mcts:x");

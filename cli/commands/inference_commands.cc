@@ -110,8 +110,10 @@ absl::Status RunInference(const std::vector<std::string>& args) {
   if (checkpoint.empty()) {
     ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
     model::NetworkShape shape = games::VisitGame(config, [&](const auto& game) {
-      return model::NetworkShapeForGame(game, absl::GetFlag(FLAGS_blocks),
-                                        absl::GetFlag(FLAGS_filters));
+      model::NetworkShape s = model::NetworkShapeForGame(game, absl::GetFlag(FLAGS_blocks),
+                                                         absl::GetFlag(FLAGS_filters));
+      s.global_pooling = absl::GetFlag(FLAGS_global_pooling);
+      return s;
     });
     ZF_RETURN_IF_ERROR(shape.Validate());
     ZF_ASSIGN_OR_RETURN(first,
@@ -226,14 +228,15 @@ std::vector<Command> InferenceCommands() {
       {"inference",
        "serve a network over gRPC with dynamic batching until SIGINT/SIGTERM (SIGHUP reloads)",
        "zf inference --listen ADDR (--checkpoint FILE | --game G [--blocks B] [--filters F] "
-       "[--seed S]) [--max_batch N] [--batch_tuning auto|off] [--batch_latency_ms L] "
+       "[--global_pooling] [--seed S]) [--max_batch N] [--batch_tuning auto|off] "
+       "[--batch_latency_ms L] "
        "[--max_delay_us N] [--workers N] [--metrics_listen ADDR] "
        "[--model_service ADDR] [--device cpu|cuda|cuda:N|auto] [--precision auto|fp32|bf16|fp16] "
        "[--cuda_graphs=true|false]",
-       WithLogFileFlag(
-           WithTlsFlags({"listen", "checkpoint", "game", "blocks", "filters", "seed", "max_batch",
-                         "max_delay_us", "batch_tuning", "batch_latency_ms", "workers",
-                         "metrics_listen", "model_service", "device", "precision", "cuda_graphs"})),
+       WithLogFileFlag(WithTlsFlags(
+           {"listen", "checkpoint", "game", "blocks", "filters", "global_pooling", "seed",
+            "max_batch", "max_delay_us", "batch_tuning", "batch_latency_ms", "workers",
+            "metrics_listen", "model_service", "device", "precision", "cuda_graphs"})),
        RunInference},
   };
 }

@@ -85,6 +85,7 @@ absl::Status RunLearner(const std::vector<std::string>& args) {
   ZF_RETURN_IF_ERROR(games::VisitGame(config, [&](const auto& game) {
     options.trainer.shape = model::NetworkShapeForGame(game, absl::GetFlag(FLAGS_blocks),
                                                        absl::GetFlag(FLAGS_filters));
+    options.trainer.shape.global_pooling = absl::GetFlag(FLAGS_global_pooling);
     return model::SetAuxHeads(game, absl::GetFlag(FLAGS_aux_heads), &options.trainer.shape);
   }));
   options.trainer.seed = absl::GetFlag(FLAGS_seed);
@@ -217,7 +218,8 @@ std::vector<Command> LearnerCommands() {
        "--listen) until SIGINT/SIGTERM or --max_steps",
        "zf learner --game G --replay ADDR[,ADDR...] --dir DIR [--listen ADDR] [--batch_size N] "
        "[--steps_per_checkpoint K] [--lr X] [--optimizer sgd|adamw] [--lr_schedule "
-       "constant|step|cosine] [--blocks B --filters F] [--aux_heads] [--max_steps N] [--threads N] "
+       "constant|step|cosine] [--blocks B --filters F] [--aux_heads] [--global_pooling] "
+       "[--max_steps N] [--threads N] "
        "[--metrics_listen ADDR]",
        WithLogFileFlag(WithTlsFlags({"game",
                                      "replay",
@@ -235,6 +237,7 @@ std::vector<Command> LearnerCommands() {
                                      "blocks",
                                      "filters",
                                      "aux_heads",
+                                     "global_pooling",
                                      "seed",
                                      "max_steps",
                                      "threads",

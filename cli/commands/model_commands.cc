@@ -26,8 +26,9 @@ std::string ManifestJson(const model::CheckpointManifest& m) {
   return absl::StrCat(
       "{\"game\": ", JsonString(m.game), ", \"version\": ", m.version,
       ", \"training_step\": ", m.training_step, ", \"blocks\": ", s.blocks,
-      ", \"filters\": ", s.filters, ", \"input\": [", s.input_channels, ", ", s.board_height, ", ",
-      s.board_width, "], \"num_actions\": ", s.num_actions, ", \"created\": ",
+      ", \"filters\": ", s.filters, ", \"global_pooling\": ", s.global_pooling ? "true" : "false",
+      ", \"aux_heads\": ", s.aux_heads ? "true" : "false", ", \"input\": [", s.input_channels, ", ",
+      s.board_height, ", ", s.board_width, "], \"num_actions\": ", s.num_actions, ", \"created\": ",
       JsonString(absl::FormatTime(absl::RFC3339_sec, m.created, absl::UTCTimeZone())),
       ", \"weights_sha256\": ", JsonString(m.weights_sha256), "}");
 }
@@ -39,6 +40,7 @@ absl::Status RunNew(const std::string& out) {
   ZF_RETURN_IF_ERROR(games::VisitGame(config, [&](const auto& game) {
     shape = model::NetworkShapeForGame(game, absl::GetFlag(FLAGS_blocks),
                                        absl::GetFlag(FLAGS_filters));
+    shape.global_pooling = absl::GetFlag(FLAGS_global_pooling);
     return model::SetAuxHeads(game, absl::GetFlag(FLAGS_aux_heads), &shape);
   }));
   ZF_RETURN_IF_ERROR(shape.Validate());
@@ -90,10 +92,11 @@ std::vector<Command> ModelCommands() {
   return {
       {"checkpoint",
        "'new': write a freshly initialised network; 'show FILE': verify and print a manifest",
-       "zf checkpoint new --game G --out FILE [--blocks B] [--filters F] [--aux_heads] [--seed S] "
-       "[--json] | "
+       "zf checkpoint new --game G --out FILE [--blocks B] [--filters F] [--aux_heads] "
+       "[--global_pooling] "
+       "[--seed S] [--json] | "
        "zf checkpoint show FILE [--json]",
-       {"game", "out", "blocks", "filters", "aux_heads", "seed", "json"},
+       {"game", "out", "blocks", "filters", "aux_heads", "global_pooling", "seed", "json"},
        RunCheckpoint},
   };
 }

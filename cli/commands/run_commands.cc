@@ -103,6 +103,7 @@ struct RunConfig {
   int selfplay_sims = 0;        // 0: ActorOptions::ForGame's
   double forced_playout_k = 0;  // MctsOptions::forced_playout_k of self-play; 0: off
   bool aux_heads = false;       // NetworkShape::aux_heads
+  bool global_pooling = false;  // NetworkShape::global_pooling
   int games_per_worker = 32;
   int max_batch = 64;
   int batch_size = 128;
@@ -120,14 +121,13 @@ struct RunConfig {
     return absl::StrFormat(
         "{\"game\": \"%s\", \"blocks\": %d, \"filters\": %d, \"shards\": %d, "
         "\"selfplay_sims\": %d, \"forced_playout_k\": %g, \"aux_heads\": %d, "
-        "\"games_per_worker\": %d, \"max_batch\": %d, \"batch_size\": %d, "
+        "\"global_pooling\": %d, \"games_per_worker\": %d, \"max_batch\": %d, \"batch_size\": %d, "
         "\"lr\": %g, \"steps_per_checkpoint\": %d, \"capacity\": %d, \"min_size_to_sample\": %d, "
         "\"samples_per_insert\": %g, \"eval_games\": %d, \"eval_sims\": %d, \"eval_vs\": \"%s\", "
         "\"seed\": %d}\n",
         game, blocks, filters, shards, selfplay_sims, forced_playout_k, aux_heads ? 1 : 0,
-        games_per_worker, max_batch,
-        batch_size, lr, steps_per_checkpoint, capacity, min_size_to_sample, samples_per_insert,
-        eval_games, eval_sims, eval_vs, seed);
+        global_pooling ? 1 : 0, games_per_worker, max_batch, batch_size, lr, steps_per_checkpoint,
+        capacity, min_size_to_sample, samples_per_insert, eval_games, eval_sims, eval_vs, seed);
   }
 };
 
@@ -216,6 +216,11 @@ absl::StatusOr<RunConfig> ReadConfig(const std::string& path) {
     int aux = 0;
     ZF_RETURN_IF_ERROR(num("aux_heads", &aux));
     c.aux_heads = aux != 0;
+  }
+  if (JsonField(json, "global_pooling")) {
+    int pooling = 0;
+    ZF_RETURN_IF_ERROR(num("global_pooling", &pooling));
+    c.global_pooling = pooling != 0;
   }
   ZF_RETURN_IF_ERROR(num("games_per_worker", &c.games_per_worker));
   ZF_RETURN_IF_ERROR(num("max_batch", &c.max_batch));
@@ -393,6 +398,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     if (int v = absl::GetFlag(FLAGS_selfplay_sims); v != 0) config.selfplay_sims = v;
     if (double v = absl::GetFlag(FLAGS_forced_playout_k); v != -1) config.forced_playout_k = v;
     config.aux_heads = absl::GetFlag(FLAGS_aux_heads);
+    config.global_pooling = absl::GetFlag(FLAGS_global_pooling);
     // Checked here, before the run directory is made: a refused flag leaves nothing behind.
     ZF_RETURN_IF_ERROR(games::VisitGame(game, [&](const auto& g) {
       model::NetworkShape unused;
@@ -448,6 +454,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   model::NetworkShape shape;
   ZF_RETURN_IF_ERROR(games::VisitGame(game, [&](const auto& g) {
     shape = model::NetworkShapeForGame(g, config.blocks, config.filters);
+    shape.global_pooling = config.global_pooling;
     return model::SetAuxHeads(g, config.aux_heads, &shape);
   }));
   // The components' informational lines go to DIR/zf.log; the terminal keeps progress, warnings
@@ -836,13 +843,13 @@ std::vector<Command> RunCommands() {
        "the whole fleet in one process (replay shards, learner, inference server, actor) on "
        "loopback gRPC, with live progress and periodic evaluations",
        "zf run --game G [--dir DIR] [--minutes M] [--net BxF] [--shards N] [--selfplay_sims N] "
-       "[--forced_playout_k K] [--aux_heads] "
+       "[--forced_playout_k K] [--aux_heads] [--global_pooling] "
        "[--eval_vs SPEC,...] [--eval_games N] [--eval_sims N] [--progress_s S] [--fleet_view] "
        "[--metrics_listen ADDR] [--seed S]\n"
        "  zf run --resume --dir DIR [--minutes M]",
        WithLogFileFlag({"game", "dir", "minutes", "resume", "net", "shards", "selfplay_sims",
-                        "forced_playout_k", "aux_heads", "eval_vs", "eval_games", "eval_sims", "progress_s",
-                        "fleet_view", "metrics_listen", "seed"}),
+                        "forced_playout_k", "aux_heads", "global_pooling", "eval_vs", "eval_games",
+                        "eval_sims", "progress_s", "fleet_view", "metrics_listen", "seed"}),
        RunRun},
   };
 }

@@ -49,6 +49,7 @@ ModelVersion Describe(const model::CheckpointManifest& m, const std::string& con
   s->set_filters(m.shape.filters);
   s->set_value_hidden(m.shape.value_hidden);
   s->set_aux_heads(m.shape.aux_heads);
+  s->set_global_pooling(m.shape.global_pooling);
   return v;
 }
 

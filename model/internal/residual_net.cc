@@ -59,14 +59,24 @@ std::vector<std::pair<std::string, torch::Tensor>> NamedState(const torch::nn::M
 
 }  // namespace
 
-ResidualBlockImpl::ResidualBlockImpl(int filters)
+ResidualBlockImpl::ResidualBlockImpl(int filters, bool global_pooling)
     : conv1(register_module("conv1", Conv(filters, filters, 3))),
       bn1(register_module("bn1", torch::nn::BatchNorm2d(filters))),
       conv2(register_module("conv2", Conv(filters, filters, 3))),
-      bn2(register_module("bn2", torch::nn::BatchNorm2d(filters))) {}
+      bn2(register_module("bn2", torch::nn::BatchNorm2d(filters))) {
+  if (global_pooling) {
+    gpool_fc = register_module(
+        "gpool_fc", torch::nn::Linear(torch::nn::LinearOptions(2 * filters, filters).bias(false)));
+  }
+}
 
 torch::Tensor ResidualBlockImpl::forward(const torch::Tensor& x) {
   torch::Tensor y = bn1(conv1(x)).relu_();
+  if (gpool_fc) {
+    // [N, F, H, W] -> [N, 2F]: each channel's mean and max over the board.
+    const torch::Tensor pooled = torch::cat({y.mean({2, 3}), y.amax({2, 3})}, 1);
+    y = y + gpool_fc(pooled).unsqueeze(-1).unsqueeze(-1);
+  }
   y = bn2(conv2(y));
   return y.add_(x).relu_();
 }
@@ -79,7 +89,8 @@ ResidualNetImpl::ResidualNetImpl(const NetworkShape& shape) : shape_(shape) {
   stem_conv_ = register_module("stem_conv", Conv(shape.input_channels, f, 3));
   stem_bn_ = register_module("stem_bn", torch::nn::BatchNorm2d(f));
   for (int i = 0; i < shape.blocks; ++i) {
-    blocks_.push_back(register_module(absl::StrCat("block", i), ResidualBlock(f)));
+    blocks_.push_back(
+        register_module(absl::StrCat("block", i), ResidualBlock(f, shape.HasGlobalPooling(i))));
   }
   policy_conv_ = register_module("policy_conv", Conv(f, kPolicyChannels, 1));
   policy_bn_ = register_module("policy_bn", torch::nn::BatchNorm2d(kPolicyChannels));

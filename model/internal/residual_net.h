@@ -24,21 +24,25 @@
 
 namespace zf::model::internal {
 
-// One residual block: y = ReLU(x + BN(conv3x3(ReLU(BN(conv3x3(x)))))).
+// One residual block: y = ReLU(x + BN(conv3x3(ReLU(BN(conv3x3(x)))))); with global_pooling,
+// the mean and max over the board of each channel between the convolutions go through
+// `gpool_fc` (2*filters -> filters, no bias) and are added at every cell (network.h).
 class ResidualBlockImpl : public torch::nn::Module {
  public:
-  explicit ResidualBlockImpl(int filters);
+  ResidualBlockImpl(int filters, bool global_pooling);
   torch::Tensor forward(const torch::Tensor& x);
 
   torch::nn::Conv2d conv1{nullptr};
   torch::nn::BatchNorm2d bn1{nullptr};
   torch::nn::Conv2d conv2{nullptr};
   torch::nn::BatchNorm2d bn2{nullptr};
+  torch::nn::Linear gpool_fc{nullptr};  // global_pooling only
 };
 TORCH_MODULE(ResidualBlock);
 
 // The network network.h describes. Parameter names (the keys of the weights archive) are
-// stable: stem_conv, stem_bn, block0..block{B-1}.{conv1,bn1,conv2,bn2}, policy_conv,
+// stable: stem_conv, stem_bn, block0..block{B-1}.{conv1,bn1,conv2,bn2} (and .gpool_fc in the
+// global pooling blocks, registered after bn2), policy_conv,
 // policy_bn, policy_fc, value_conv, value_bn, value_fc1, value_fc2, and with aux_heads
 // ownership_conv, score_fc (registered last, so the other parameters' initial values do not
 // depend on them).
