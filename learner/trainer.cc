@@ -438,18 +438,17 @@ absl::StatusOr<StepResult> Trainer::Run(const zerofleet::v1::SampleBatch& batch,
         const torch::Tensor n_aux = in.aux_mask.sum().clamp_min(1);
         // (1 + tanh u) / 2 = sigmoid(2u): the ownership cross-entropy from the logits 2u.
         const torch::Tensor ownership_rows =
-            torch::binary_cross_entropy_with_logits(
-                2 * out.ownership_logits.to(torch::kFloat), (1 + in.ownership) / 2, {}, {},
-                at::Reduction::None)
+            torch::binary_cross_entropy_with_logits(2 * out.ownership_logits.to(torch::kFloat),
+                                                    (1 + in.ownership) / 2, {}, {},
+                                                    at::Reduction::None)
                 .mean(1);
         ownership_loss = (ownership_rows * in.aux_mask).sum() / n_aux;
         const double score_scale = std::sqrt(static_cast<double>(s.board_height) * s.board_width);
-        const torch::Tensor score_rows =
-            torch::smooth_l1_loss(out.score.to(torch::kFloat), in.score / score_scale,
-                                  at::Reduction::None, /*beta=*/1.0);
+        const torch::Tensor score_rows = torch::smooth_l1_loss(
+            out.score.to(torch::kFloat), in.score / score_scale, at::Reduction::None, /*beta=*/1.0);
         score_loss = (score_rows * in.aux_mask).sum() / n_aux;
-        total = total + options_.ownership_weight * ownership_loss +
-                options_.score_weight * score_loss;
+        total =
+            total + options_.ownership_weight * ownership_loss + options_.score_weight * score_loss;
       } else {
         ownership_loss = torch::zeros({}, total.options());
         score_loss = torch::zeros({}, total.options());

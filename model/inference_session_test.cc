@@ -246,9 +246,9 @@ TEST_F(InferenceSessionTest, AuxHeadsDoNotCountWhenMatchingTheOptions) {
   ASSERT_OK_AND_ASSIGN(auto trained, InferenceSession::CreateFresh(aux, 5));
   const std::string path = Path("aux.zfckpt");
   ASSERT_OK(trained->Save(path, {.game = "connect4"}));
-  ASSERT_OK_AND_ASSIGN(auto served, InferenceSession::Create({.checkpoint_path = path,
-                                                              .shape = SmallShape(),
-                                                              .game = "connect4"}));
+  ASSERT_OK_AND_ASSIGN(auto served,
+                       InferenceSession::Create(
+                           {.checkpoint_path = path, .shape = SmallShape(), .game = "connect4"}));
   EXPECT_TRUE(served->shape().aux_heads);
   const auto planes = RandomPlanes(SmallShape(), 4, 9);
   EXPECT_EQ(RunOrDie(*served, planes, 4).logits, RunOrDie(*trained, planes, 4).logits);

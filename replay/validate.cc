@@ -30,18 +30,30 @@ bool IsPermutation(const google::protobuf::RepeatedField<int32_t>& map, int size
 
 absl::string_view RejectReasonName(RejectReason reason) {
   switch (reason) {
-    case RejectReason::kBadId: return "bad_id";
-    case RejectReason::kBadShape: return "bad_shape";
-    case RejectReason::kTooLong: return "too_long";
-    case RejectReason::kBadSize: return "bad_size";
-    case RejectReason::kBadPolicy: return "bad_policy";
-    case RejectReason::kNan: return "nan";
-    case RejectReason::kBadValue: return "bad_value";
-    case RejectReason::kBadPlayer: return "bad_player";
-    case RejectReason::kBadFlag: return "bad_flag";
-    case RejectReason::kBadSymmetry: return "bad_symmetry";
-    case RejectReason::kBadVersion: return "bad_version";
-    case RejectReason::kBadOwnership: return "bad_ownership";
+    case RejectReason::kBadId:
+      return "bad_id";
+    case RejectReason::kBadShape:
+      return "bad_shape";
+    case RejectReason::kTooLong:
+      return "too_long";
+    case RejectReason::kBadSize:
+      return "bad_size";
+    case RejectReason::kBadPolicy:
+      return "bad_policy";
+    case RejectReason::kNan:
+      return "nan";
+    case RejectReason::kBadValue:
+      return "bad_value";
+    case RejectReason::kBadPlayer:
+      return "bad_player";
+    case RejectReason::kBadFlag:
+      return "bad_flag";
+    case RejectReason::kBadSymmetry:
+      return "bad_symmetry";
+    case RejectReason::kBadVersion:
+      return "bad_version";
+    case RejectReason::kBadOwnership:
+      return "bad_ownership";
   }
   return "unknown";
 }
@@ -59,18 +71,19 @@ absl::Status ValidateGameRecord(const GameRecord& record, const TableOptions& op
   const int64_t c = shape.channels(), h = shape.height(), w = shape.width();
   const int64_t a = record.num_actions();
   if (c < 1 || h < 1 || w < 1 || c * h * w > options.max_plane_values) {
-    return Reject(RejectReason::kBadShape, reason,
-                  absl::StrCat("plane shape [", c, ", ", h, ", ", w, "] must be positive with at most ",
-                               options.max_plane_values, " values"));
+    return Reject(
+        RejectReason::kBadShape, reason,
+        absl::StrCat("plane shape [", c, ", ", h, ", ", w, "] must be positive with at most ",
+                     options.max_plane_values, " values"));
   }
   if (a < 1 || a > options.max_actions) {
     return Reject(RejectReason::kBadShape, reason,
                   absl::StrCat("num_actions ", a, " must be in [1, ", options.max_actions, "]"));
   }
   if (options.game.has_value() && record.game() != *options.game) {
-    return Reject(RejectReason::kBadShape, reason,
-                  absl::StrCat("game \"", record.game(), "\"; this shard holds \"", *options.game,
-                               "\""));
+    return Reject(
+        RejectReason::kBadShape, reason,
+        absl::StrCat("game \"", record.game(), "\"; this shard holds \"", *options.game, "\""));
   }
   if (table_shape.has_value() &&
       (record.game() != table_shape->game || c != table_shape->channels ||
@@ -83,12 +96,11 @@ absl::Status ValidateGameRecord(const GameRecord& record, const TableOptions& op
   }
   const int64_t n = record.num_positions();
   if (n < 1 || n > options.max_positions_per_game) {
-    return Reject(RejectReason::kTooLong, reason,
-                  absl::StrCat("num_positions ", n, " must be in [1, ",
-                               options.max_positions_per_game, "]"));
+    return Reject(
+        RejectReason::kTooLong, reason,
+        absl::StrCat("num_positions ", n, " must be in [1, ", options.max_positions_per_game, "]"));
   }
-  auto check_size = [&](absl::string_view field, size_t actual,
-                        int64_t expected) -> absl::Status {
+  auto check_size = [&](absl::string_view field, size_t actual, int64_t expected) -> absl::Status {
     if (actual == static_cast<size_t>(expected)) return absl::OkStatus();
     return Reject(RejectReason::kBadSize, reason,
                   absl::StrCat(field, " has ", actual, " bytes; expected ", expected));
@@ -120,8 +132,7 @@ absl::Status ValidateGameRecord(const GameRecord& record, const TableOptions& op
       float v;
       std::memcpy(&v, policy + (i * a + j) * 4, 4);
       if (!std::isfinite(v)) {
-        return Reject(RejectReason::kNan, reason,
-                      absl::StrCat("policy[", i, ", ", j, "] is ", v));
+        return Reject(RejectReason::kNan, reason, absl::StrCat("policy[", i, ", ", j, "] is ", v));
       }
       if (v < 0) {
         return Reject(RejectReason::kBadPolicy, reason,
@@ -187,21 +198,21 @@ absl::Status ValidateGameRecord(const GameRecord& record, const TableOptions& op
     }
   }
   if (record.symmetries_size() > options.max_symmetries) {
-    return Reject(RejectReason::kBadSymmetry, reason,
-                  absl::StrCat(record.symmetries_size(), " symmetries; at most ",
-                               options.max_symmetries));
+    return Reject(
+        RejectReason::kBadSymmetry, reason,
+        absl::StrCat(record.symmetries_size(), " symmetries; at most ", options.max_symmetries));
   }
   for (int k = 0; k < record.symmetries_size(); ++k) {
     const auto& sym = record.symmetries(k);
     if (!IsPermutation(sym.action_map(), static_cast<int>(a))) {
-      return Reject(RejectReason::kBadSymmetry, reason,
-                    absl::StrCat("symmetry ", k, " action_map is not a permutation of ", a,
-                                 " actions"));
+      return Reject(
+          RejectReason::kBadSymmetry, reason,
+          absl::StrCat("symmetry ", k, " action_map is not a permutation of ", a, " actions"));
     }
     if (!IsPermutation(sym.cell_map(), static_cast<int>(h * w))) {
-      return Reject(RejectReason::kBadSymmetry, reason,
-                    absl::StrCat("symmetry ", k, " cell_map is not a permutation of ", h * w,
-                                 " cells"));
+      return Reject(
+          RejectReason::kBadSymmetry, reason,
+          absl::StrCat("symmetry ", k, " cell_map is not a permutation of ", h * w, " cells"));
     }
   }
   return absl::OkStatus();

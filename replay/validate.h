@@ -16,21 +16,21 @@ namespace zf::replay {
 
 // Why a record was refused; the metric label is RejectReasonName(reason).
 enum class RejectReason {
-  kBadId,           // "bad_id": empty or longer than max_id_bytes
-  kBadShape,        // "bad_shape": non-positive or too large C/H/W/A, or not the table's game/shape
-  kTooLong,         // "too_long": no positions, or more than max_positions_per_game
-  kBadSize,         // "bad_size": a tensor's byte size does not match its shape
-  kBadPolicy,       // "bad_policy": negative entry, or a full-search row not summing to 1
-  kNan,             // "nan": NaN or infinity in policy or returns
-  kBadValue,        // "bad_value": returns not 2 values in [-1, 1]
-  kBadPlayer,       // "bad_player": to_play not 0 or 1
-  kBadFlag,         // "bad_flag": full_search not 0 or 1
-  kBadSymmetry,     // "bad_symmetry": a map of the wrong size or not a permutation; too many
-  kBadVersion,      // "bad_version": a negative model version
-  kBadOwnership,    // "bad_ownership": final_ownership without final_score or the other way
-                    // round, not H*W cells of -1/0/1, a score beyond 4 points a cell or not
-                    // finite, a score whose sign is not the result's, or either in a
-                    // resigned or truncated game
+  kBadId,         // "bad_id": empty or longer than max_id_bytes
+  kBadShape,      // "bad_shape": non-positive or too large C/H/W/A, or not the table's game/shape
+  kTooLong,       // "too_long": no positions, or more than max_positions_per_game
+  kBadSize,       // "bad_size": a tensor's byte size does not match its shape
+  kBadPolicy,     // "bad_policy": negative entry, or a full-search row not summing to 1
+  kNan,           // "nan": NaN or infinity in policy or returns
+  kBadValue,      // "bad_value": returns not 2 values in [-1, 1]
+  kBadPlayer,     // "bad_player": to_play not 0 or 1
+  kBadFlag,       // "bad_flag": full_search not 0 or 1
+  kBadSymmetry,   // "bad_symmetry": a map of the wrong size or not a permutation; too many
+  kBadVersion,    // "bad_version": a negative model version
+  kBadOwnership,  // "bad_ownership": final_ownership without final_score or the other way
+                  // round, not H*W cells of -1/0/1, a score beyond 4 points a cell or not
+                  // finite, a score whose sign is not the result's, or either in a
+                  // resigned or truncated game
 };
 inline constexpr int kNumRejectReasons = 12;
 

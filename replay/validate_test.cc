@@ -17,10 +17,10 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
+using zerofleet::v1::GameRecord;
 using ::zf::replay::testing::MakeRecord;
 using ::zf::replay::testing::PackFloats;
 using ::zf::testing::StatusIs;
-using zerofleet::v1::GameRecord;
 
 TableOptions Options() {
   TableOptions o;
@@ -35,19 +35,23 @@ struct Case {
   RejectReason reason;
 };
 
-TEST(ValidateTest, AcceptsAGoodRecord) { EXPECT_OK(ValidateGameRecord(MakeRecord("a", 3), Options())); }
+TEST(ValidateTest, AcceptsAGoodRecord) {
+  EXPECT_OK(ValidateGameRecord(MakeRecord("a", 3), Options()));
+}
 
 TEST(ValidateTest, RejectsEachKindOfBadRecordWithItsReason) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   std::vector<Case> cases = {
       {"empty id", [](GameRecord& r) { r.clear_game_id(); }, RejectReason::kBadId},
-      {"long id", [](GameRecord& r) { r.set_game_id(std::string(200, 'x')); }, RejectReason::kBadId},
+      {"long id", [](GameRecord& r) { r.set_game_id(std::string(200, 'x')); },
+       RejectReason::kBadId},
       {"zero channels", [](GameRecord& r) { r.mutable_plane_shape()->set_channels(0); },
        RejectReason::kBadShape},
       {"zero actions", [](GameRecord& r) { r.set_num_actions(0); }, RejectReason::kBadShape},
       {"too long", [](GameRecord& r) { r.set_num_positions(11); }, RejectReason::kTooLong},
       {"no positions", [](GameRecord& r) { r.set_num_positions(0); }, RejectReason::kTooLong},
-      {"short planes", [](GameRecord& r) { r.mutable_planes()->pop_back(); }, RejectReason::kBadSize},
+      {"short planes", [](GameRecord& r) { r.mutable_planes()->pop_back(); },
+       RejectReason::kBadSize},
       {"long policy", [](GameRecord& r) { r.mutable_policy()->append(4, '\0'); },
        RejectReason::kBadSize},
       {"short to_play", [](GameRecord& r) { r.mutable_to_play()->pop_back(); },
@@ -58,10 +62,14 @@ TEST(ValidateTest, RejectsEachKindOfBadRecordWithItsReason) {
        },
        RejectReason::kNan},
       {"negative policy",
-       [](GameRecord& r) { r.set_policy(PackFloats({-0.5f, 1.5f, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0})); },
+       [](GameRecord& r) {
+         r.set_policy(PackFloats({-0.5f, 1.5f, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0}));
+       },
        RejectReason::kBadPolicy},
       {"policy sums to 0.5",
-       [](GameRecord& r) { r.set_policy(PackFloats({0.5f, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0})); },
+       [](GameRecord& r) {
+         r.set_policy(PackFloats({0.5f, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0}));
+       },
        RejectReason::kBadPolicy},
       {"nan return", [nan](GameRecord& r) { r.set_returns(0, nan); }, RejectReason::kNan},
       {"return out of range", [](GameRecord& r) { r.set_returns(1, -1.5f); },

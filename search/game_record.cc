@@ -11,16 +11,16 @@ namespace zf::search {
 absl::Status GameRecord::Validate() const {
   const size_t n = to_play.size();
   if (shape.Size() <= 0 || num_actions <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "record of ", game, " has plane size ", shape.Size(), " and ", num_actions, " actions"));
+    return absl::InvalidArgumentError(absl::StrCat("record of ", game, " has plane size ",
+                                                   shape.Size(), " and ", num_actions, " actions"));
   }
   if (planes.size() != n * static_cast<size_t>(shape.Size())) {
     return absl::InvalidArgumentError(
         absl::StrCat("planes has ", planes.size(), " bytes, want ", n, " x ", shape.Size()));
   }
   if (policy_targets.size() != n * static_cast<size_t>(num_actions)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "policy_targets has ", policy_targets.size(), " floats, want ", n, " x ", num_actions));
+    return absl::InvalidArgumentError(absl::StrCat("policy_targets has ", policy_targets.size(),
+                                                   " floats, want ", n, " x ", num_actions));
   }
   if (full_search.size() != n || actions.size() != n || root_values.size() != n) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -43,14 +43,12 @@ absl::Status GameRecord::Validate() const {
     for (int a = 0; a < num_actions; ++a) {
       const float p = policy_targets[i * num_actions + a];
       if (!(p >= 0.0f)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("policy_targets[", i, ", ", a, "] is ", p));
+        return absl::InvalidArgumentError(absl::StrCat("policy_targets[", i, ", ", a, "] is ", p));
       }
       sum += p;
     }
     if (std::abs(sum - 1.0) > 1e-3) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("policy target ", i, " sums to ", sum));
+      return absl::InvalidArgumentError(absl::StrCat("policy target ", i, " sums to ", sum));
     }
     if (!(root_values[i] >= -1.0f && root_values[i] <= 1.0f)) {
       return absl::InvalidArgumentError(absl::StrCat("root_values[", i, "] is ", root_values[i]));
@@ -70,14 +68,13 @@ absl::Status GameRecord::Validate() const {
   }
   if (!final_ownership.empty()) {
     if (final_ownership.size() != static_cast<size_t>(shape.Cells())) {
-      return absl::InvalidArgumentError(absl::StrCat("final_ownership has ",
-                                                     final_ownership.size(), " cells, want ",
-                                                     shape.Cells()));
+      return absl::InvalidArgumentError(absl::StrCat("final_ownership has ", final_ownership.size(),
+                                                     " cells, want ", shape.Cells()));
     }
     for (size_t c = 0; c < final_ownership.size(); ++c) {
       if (final_ownership[c] < -1 || final_ownership[c] > 1) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "final_ownership[", c, "] is ", static_cast<int>(final_ownership[c])));
+        return absl::InvalidArgumentError(
+            absl::StrCat("final_ownership[", c, "] is ", static_cast<int>(final_ownership[c])));
       }
     }
     if (!std::isfinite(*final_score) ||
@@ -90,8 +87,8 @@ absl::Status GameRecord::Validate() const {
           "a resigned or truncated game has no final ownership or score");
     }
     if ((*final_score > 0) != (returns[0] > 0) || (*final_score < 0) != (returns[0] < 0)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "final_score ", *final_score, " disagrees with returns[0] = ", returns[0]));
+      return absl::InvalidArgumentError(
+          absl::StrCat("final_score ", *final_score, " disagrees with returns[0] = ", returns[0]));
     }
   }
   if (resigned) {
@@ -107,9 +104,9 @@ absl::Status GameRecord::Validate() const {
   if (would_have_resigned) {
     if (!resignation_disabled || (would_resign_player != 0 && would_resign_player != 1) ||
         would_resign_move < 0 || would_resign_move > num_moves) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "would_have_resigned with player ", would_resign_player, " at move ",
-          would_resign_move, " (resignation_disabled ", resignation_disabled, ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("would_have_resigned with player ", would_resign_player, " at move ",
+                       would_resign_move, " (resignation_disabled ", resignation_disabled, ")"));
     }
     if (resign_false_positive != (returns[would_resign_player] >= 0.0f)) {
       return absl::InvalidArgumentError("resign_false_positive disagrees with the returns");

@@ -83,8 +83,8 @@ absl::Status RunLearner(const std::vector<std::string>& args) {
   ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
   options.trainer.game = config.name;
   ZF_RETURN_IF_ERROR(games::VisitGame(config, [&](const auto& game) {
-    options.trainer.shape = model::NetworkShapeForGame(game, absl::GetFlag(FLAGS_blocks),
-                                                       absl::GetFlag(FLAGS_filters));
+    options.trainer.shape =
+        model::NetworkShapeForGame(game, absl::GetFlag(FLAGS_blocks), absl::GetFlag(FLAGS_filters));
     options.trainer.shape.global_pooling = absl::GetFlag(FLAGS_global_pooling);
     return model::SetAuxHeads(game, absl::GetFlag(FLAGS_aux_heads), &options.trainer.shape);
   }));

@@ -38,8 +38,8 @@ absl::Status RunNew(const std::string& out) {
   ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
   model::NetworkShape shape;
   ZF_RETURN_IF_ERROR(games::VisitGame(config, [&](const auto& game) {
-    shape = model::NetworkShapeForGame(game, absl::GetFlag(FLAGS_blocks),
-                                       absl::GetFlag(FLAGS_filters));
+    shape =
+        model::NetworkShapeForGame(game, absl::GetFlag(FLAGS_blocks), absl::GetFlag(FLAGS_filters));
     shape.global_pooling = absl::GetFlag(FLAGS_global_pooling);
     return model::SetAuxHeads(game, absl::GetFlag(FLAGS_aux_heads), &shape);
   }));

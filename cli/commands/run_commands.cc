@@ -744,8 +744,8 @@ absl::Status RunRun(const std::vector<std::string>& args) {
                  (now.leaf_evaluations - previous.leaf_evaluations) / dt, mean_batch,
                  now.positions_stored, ls.steps, (now.steps - previous.steps) / dt,
                  ls.last.total_loss, ls.last.policy_loss, ls.last.value_loss,
-                 ls.last.ownership_loss, ls.last.score_loss, data_wait,
-                 ls.published_version, fleet.inference->model_version(),
+                 ls.last.ownership_loss, ls.last.score_loss, data_wait, ls.published_version,
+                 fleet.inference->model_version(),
                  actor_stats.resignation_enabled ? "true" : "false", actor_stats.resign_samples,
                  actor_stats.resign_false_positives)
           << std::endl;
