@@ -4,8 +4,6 @@
 // into two replay shards through ReplayGameSink; errors.
 #include "actor/actor.h"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <set>
 #include <string>
@@ -13,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/testing/scratch_dir.h"
 #include "common/testing/status_matchers.h"
 #include "common/testing/wait.h"
 #include "common/thread.h"
@@ -90,9 +89,7 @@ ActorOptions SmallOptions(int64_t games) {
 }
 
 std::string TempDir(const std::string& name) {
-  std::string dir = absl::StrCat(::testing::TempDir(), "/actor_", name, "_", ::getpid());
-  std::filesystem::remove_all(dir);
-  return dir;
+  return zf::testing::ScratchDir(absl::StrCat("actor_", name));
 }
 
 // Every game in `dir`, checked: valid for the replay shard, ids unique.

@@ -2,14 +2,14 @@
 // reporting; ToProto output accepted by the replay shard's validator.
 #include "actor/game_sink.h"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "actor/record_proto.h"
+#include "common/testing/scratch_dir.h"
 #include "common/testing/status_matchers.h"
 #include "games/connect4/connect4.h"
 #include "games/go/go.h"
@@ -24,9 +24,7 @@ namespace zf::actor {
 namespace {
 
 std::string TempDir(const std::string& name) {
-  std::string dir = absl::StrCat(::testing::TempDir(), "/actor_sink_", name, "_", ::getpid());
-  std::filesystem::remove_all(dir);
-  return dir;
+  return zf::testing::ScratchDir(absl::StrCat("actor_sink_", name));
 }
 
 template <typename G>

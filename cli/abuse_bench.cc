@@ -10,11 +10,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <memory>
 #include <thread>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -107,6 +109,11 @@ absl::StatusOr<AbuseBenchResult> RunAbuseBench(const AbuseBenchOptions& o) {
   r.cores = static_cast<int>(std::thread::hardware_concurrency());
   r.cpu = CpuModelName();
   const std::string prefix = absl::StrCat("/tmp/zf_bench_abuse_", getpid());
+  // The server's output files go with the bench (a failed start's error quotes them first).
+  absl::Cleanup remove_server_output = [&prefix] {
+    std::remove((prefix + ".stdout").c_str());
+    std::remove((prefix + ".stderr").c_str());
+  };
   ZF_ASSIGN_OR_RETURN(std::unique_ptr<testing::BackgroundProcess> server,
                       testing::BackgroundProcess::Start(
                           {o.zf, "inference", "--listen=127.0.0.1:0",

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <set>
 #include <system_error>
 
 #include "absl/flags/commandlineflag.h"
@@ -24,6 +25,12 @@
 namespace zf::cli {
 namespace {
 
+// The flags the last ParseCommandFlags set (FlagGiven).
+std::set<std::string, std::less<>>& GivenFlags() {
+  static auto* given = new std::set<std::string, std::less<>>();
+  return *given;
+}
+
 bool Accepts(const Command& command, absl::string_view name) {
   return std::find(command.flags.begin(), command.flags.end(), name) != command.flags.end();
 }
@@ -33,6 +40,7 @@ bool Accepts(const Command& command, absl::string_view name) {
 absl::Status ParseCommandFlags(const Command& command, const std::vector<std::string>& args,
                                std::vector<std::string>* positional, bool* help) {
   *help = false;
+  GivenFlags().clear();
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg == "--") {
@@ -89,9 +97,12 @@ absl::Status ParseCommandFlags(const Command& command, const std::vector<std::st
       return absl::InvalidArgumentError(
           absl::StrCat("bad value \"", value, "\" for --", name, ": ", error));
     }
+    GivenFlags().insert(name);
   }
   return absl::OkStatus();
 }
+
+bool FlagGiven(absl::string_view name) { return GivenFlags().count(name) > 0; }
 
 std::string CommandHelp(const Command& command) {
   std::string out = absl::StrCat("usage: ", command.usage, "\n\n", command.summary, "\n");

@@ -63,6 +63,11 @@ std::string BinaryNextToThisOne(absl::string_view name);
 absl::Status ParseCommandFlags(const Command& command, const std::vector<std::string>& args,
                                std::vector<std::string>* positional, bool* help);
 
+// Whether the last ParseCommandFlags set the flag `name` (in any spelling: --name, --name=v,
+// --noname): how a command tells a flag given at its default value from one not given, e.g.
+// `zf run --game go --noaux_heads` against Go's default of aux heads on.
+bool FlagGiven(absl::string_view name);
+
 // The text of `zf COMMAND --help`: usage, summary and each accepted flag with its default.
 std::string CommandHelp(const Command& command);
 

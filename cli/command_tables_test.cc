@@ -1,11 +1,15 @@
 // The two binaries' command tables: zf-torch has every command of zf plus exactly the ones zf
-// hands over by name (kNetworkCommandNames), and no name appears twice.
+// hands over by name (kNetworkCommandNames), and no name appears twice. And the flag parsing
+// they share: which flags a command accepts, and FlagGiven.
 #include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "absl/flags/flag.h"
+#include "absl/flags/reflection.h"
 #include "cli/command.h"
+#include "cli/common_flags.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -33,6 +37,30 @@ TEST(CommandTablesTest, NetworkCommandsAreExactlyWhatZfHandsOverByName) {
 TEST(CommandTablesTest, NoNameTwice) {
   const std::vector<std::string> all = Names(AllCommands());
   EXPECT_EQ(std::set<std::string>(all.begin(), all.end()).size(), all.size());
+}
+
+TEST(ParseCommandFlagsTest, FlagGivenTellsAGivenDefaultFromNoFlag) {
+  absl::FlagSaver restore_flags_at_exit;
+  const Command command{.name = "try", .flags = {"aux_heads", "seed"}};
+  std::vector<std::string> positional;
+  bool help = false;
+  ASSERT_TRUE(ParseCommandFlags(command, {"--noaux_heads", "x"}, &positional, &help).ok());
+  EXPECT_TRUE(FlagGiven("aux_heads"));
+  EXPECT_FALSE(absl::GetFlag(FLAGS_aux_heads));
+  EXPECT_FALSE(FlagGiven("seed"));
+  EXPECT_THAT(positional, ::testing::ElementsAre("x"));
+
+  // Each parse starts afresh.
+  ASSERT_TRUE(ParseCommandFlags(command, {"--seed=7"}, &positional, &help).ok());
+  EXPECT_FALSE(FlagGiven("aux_heads"));
+  EXPECT_TRUE(FlagGiven("seed"));
+  EXPECT_EQ(absl::GetFlag(FLAGS_seed), 7u);
+
+  // A flag the command does not take is an error naming it, and is not given.
+  const absl::Status unknown = ParseCommandFlags(command, {"--json"}, &positional, &help);
+  EXPECT_EQ(unknown.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(unknown.message()), ::testing::HasSubstr("--json"));
+  EXPECT_FALSE(FlagGiven("json"));
 }
 
 }  // namespace

@@ -19,7 +19,8 @@ ABSL_FLAG(int, blocks, 4, "network shape: residual blocks");
 ABSL_FLAG(int, filters, 64, "network shape: filters per convolution");
 ABSL_FLAG(bool, aux_heads, false,
           "network shape: ownership and score heads, trained from how finished games end "
-          "(KataGo's auxiliary targets; games with final ownership only: Go)");
+          "(KataGo's auxiliary targets; games with final ownership only: Go). zf run: on by "
+          "default for Go, --noaux_heads turns them off");
 ABSL_FLAG(bool, global_pooling, false,
           "network shape: global pooling in every second residual block, counted from the last "
           "(KataGo's global pooling: each channel's mean and max over the board feed back into "

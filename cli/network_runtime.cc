@@ -60,7 +60,9 @@ absl::StatusOr<std::shared_ptr<actor::AsyncEvaluator>> MakeLocalActorEvaluator(
   options.game = config.name;
   if (options.checkpoint_path.empty()) {
     options.shape = games::VisitGame(config, [&](const auto& game) {
-      return model::NetworkShapeForGame(game, network.blocks, network.filters);
+      model::NetworkShape shape = model::NetworkShapeForGame(game, network.blocks, network.filters);
+      shape.global_pooling = network.global_pooling;
+      return shape;
     });
     ZF_RETURN_IF_ERROR(options.shape->Validate());
     options.seed = 1;

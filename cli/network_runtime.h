@@ -70,6 +70,7 @@ struct LocalActorNetwork {
   std::string checkpoint;  // empty: a fresh network of blocks x filters, seed 1
   int blocks = 0;
   int filters = 0;
+  bool global_pooling = false;
   std::string device;  // --device, --precision, --cuda_graphs
   std::string precision;
   bool cuda_graphs = true;

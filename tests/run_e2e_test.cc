@@ -8,6 +8,7 @@
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -63,7 +64,8 @@ TEST(RunE2eTest, TheWholeLoopTrainsAndServesNewVersionsAndResumes) {
       Zf({"run", "--game", "tictactoe", "--dir", dir, "--minutes", "0.4", "--fleet_view",
           "--progress_s", "2", "--eval_games", "2", "--seed", "3", "--forced_playout_k", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;
-  EXPECT_THAT(r.stdout_text, HasSubstr("zf run: tictactoe, network 2x32, 2 replay shards"));
+  EXPECT_THAT(r.stdout_text,
+              HasSubstr("zf run: tictactoe, network 2x32, forced playouts k=2, 2 replay shards"));
   EXPECT_THAT(r.stdout_text, HasSubstr("peak resident memory"));
   EXPECT_THAT(r.stdout_text, HasSubstr("final evaluation v"));
   EXPECT_THAT(r.stdout_text, HasSubstr("bottleneck"));  // the zf top view, in-process
@@ -118,6 +120,35 @@ TEST(RunE2eTest, TheWholeLoopTrainsAndServesNewVersionsAndResumes) {
   ASSERT_EQ(ends.size(), 2u);
   EXPECT_GT(Field(ends[1], "published_version"), first_version);
   fs::remove_all(dir);
+}
+
+// Go's run defaults carry what issue 19 measured to pay (ownership and score heads); a flag
+// given on the command line still turns them off.
+TEST(RunE2eTest, GoDefaultsToAuxHeadsAndNoauxHeadsTurnsThemOff) {
+  // The run's first line and its run.json.
+  const auto run =
+      [](const std::vector<std::string>& extra) -> std::pair<std::string, std::string> {
+    const std::string dir = TempDir("zf-run-go");
+    std::vector<std::string> args = {"run",       "--game",    "go:5",   "--dir",  dir,
+                                     "--minutes", "0.03",      "--net",  "1x8",    "--eval_games",
+                                     "0",         "--eval_vs", "random", "--seed", "5"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    ProcessResult r = Zf(args);
+    EXPECT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;
+    std::ifstream in(dir + "/run.json");
+    std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    fs::remove_all(dir);
+    return {r.stdout_text.substr(0, r.stdout_text.find('\n')), json};
+  };
+  const auto [defaults_line, defaults] = run({});
+  EXPECT_THAT(defaults, HasSubstr("\"aux_heads\": 1,"));
+  EXPECT_THAT(defaults, HasSubstr("\"forced_playout_k\": 0,"));
+  EXPECT_THAT(defaults_line,
+              HasSubstr("network 1x8 with ownership and score heads, 2 replay shards"));
+  const auto [off_line, off] = run({"--noaux_heads", "--forced_playout_k", "2"});
+  EXPECT_THAT(off, HasSubstr("\"aux_heads\": 0,"));
+  EXPECT_THAT(off, HasSubstr("\"forced_playout_k\": 2,"));
+  EXPECT_THAT(off_line, HasSubstr("network 1x8, forced playouts k=2, 2 replay shards"));
 }
 
 TEST(RunE2eTest, BadInputIsAUsageError) {

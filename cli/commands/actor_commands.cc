@@ -147,13 +147,15 @@ absl::Status RunActor(const std::vector<std::string>& args) {
   if (local) {
     const LocalActorEvaluatorFactory& make_local = LocalActorEvaluatorHook();
     if (!make_local) return NoNetworkRuntime("zf actor --local");
-    ZF_ASSIGN_OR_RETURN(evaluator, make_local({.game = config.name,
-                                               .checkpoint = absl::GetFlag(FLAGS_checkpoint),
-                                               .blocks = absl::GetFlag(FLAGS_blocks),
-                                               .filters = absl::GetFlag(FLAGS_filters),
-                                               .device = absl::GetFlag(FLAGS_device),
-                                               .precision = absl::GetFlag(FLAGS_precision),
-                                               .cuda_graphs = absl::GetFlag(FLAGS_cuda_graphs)}));
+    ZF_ASSIGN_OR_RETURN(evaluator,
+                        make_local({.game = config.name,
+                                    .checkpoint = absl::GetFlag(FLAGS_checkpoint),
+                                    .blocks = absl::GetFlag(FLAGS_blocks),
+                                    .filters = absl::GetFlag(FLAGS_filters),
+                                    .global_pooling = absl::GetFlag(FLAGS_global_pooling),
+                                    .device = absl::GetFlag(FLAGS_device),
+                                    .precision = absl::GetFlag(FLAGS_precision),
+                                    .cuda_graphs = absl::GetFlag(FLAGS_cuda_graphs)}));
   } else {
     ZF_ASSIGN_OR_RETURN(evaluator, actor::ConnectInference(inference, config.name,
                                                            /*seed=*/options.seed + 1, wire));
@@ -339,8 +341,9 @@ std::vector<Command> ActorCommands() {
                                      "acked_log",  "seed",
                                      "json",       "local",
                                      "checkpoint", "blocks",
-                                     "filters",    "device",
-                                     "precision",  "cuda_graphs"})),
+                                     "filters",    "global_pooling",
+                                     "device",     "precision",
+                                     "cuda_graphs"})),
        RunActor, [](const std::vector<std::string>&) { return absl::GetFlag(FLAGS_local); }},
       {"games",
        "'dump FILE': print every game record of a .zfgames file",

@@ -57,11 +57,12 @@ ABSL_DECLARE_FLAG(int, games_per_worker);
 namespace zf::cli {
 
 std::vector<std::string> BenchFlags() {
-  return {"blocks",       "filters",          "max_batch",        "streams",      "rows",
-          "in_flight",    "baseline_threads", "intra_op_threads", "capacity",     "inserters",
-          "dir",          "device",           "precision",        "cuda_graphs",  "peak_tflops",
-          "idle_streams", "slow_sockets",     "abandoned",        "well_behaved", "max_rss_mib",
-          "transport",    "batch_tuning",     "batch_latency_ms", "max_delay_us", "stream_counts"};
+  return {"blocks",        "filters",          "max_batch",        "streams",      "rows",
+          "in_flight",     "baseline_threads", "intra_op_threads", "capacity",     "inserters",
+          "dir",           "device",           "precision",        "cuda_graphs",  "peak_tflops",
+          "idle_streams",  "slow_sockets",     "abandoned",        "well_behaved", "max_rss_mib",
+          "transport",     "batch_tuning",     "batch_latency_ms", "max_delay_us", "stream_counts",
+          "global_pooling"};
 }
 
 absl::Status RunBenchAbuse() {
@@ -88,6 +89,7 @@ absl::Status RunBenchInference() {
   options.game = absl::GetFlag(FLAGS_game);
   options.blocks = absl::GetFlag(FLAGS_blocks);
   options.filters = absl::GetFlag(FLAGS_filters);
+  options.global_pooling = absl::GetFlag(FLAGS_global_pooling);
   options.max_batch = absl::GetFlag(FLAGS_max_batch);
   options.streams = absl::GetFlag(FLAGS_streams);
   options.rows = absl::GetFlag(FLAGS_rows);
@@ -121,6 +123,7 @@ absl::Status RunBenchStreams() {
   options.game = absl::GetFlag(FLAGS_game);
   options.blocks = absl::GetFlag(FLAGS_blocks);
   options.filters = absl::GetFlag(FLAGS_filters);
+  options.global_pooling = absl::GetFlag(FLAGS_global_pooling);
   options.rows = absl::GetFlag(FLAGS_rows);
   options.in_flight = absl::GetFlag(FLAGS_in_flight);
   options.seconds = absl::GetFlag(FLAGS_seconds);
@@ -233,17 +236,20 @@ std::vector<Command> BenchCommands() {
        "well-behaved clients while others open thousands of streams, send oversized messages, "
        "stall and abandon streams",
        "zf bench mcts --game G [--sims N] [--seconds S] [--json]\n"
-       "  zf bench inference [--game G] [--blocks B] [--filters F] [--max_batch N] [--streams S] "
+       "  zf bench inference [--game G] [--blocks B] [--filters F] [--global_pooling] [--max_batch "
+       "N] [--streams S] "
        "[--rows R] [--in_flight K] [--batch_tuning auto|off] [--batch_latency_ms L] "
        "[--max_delay_us D] "
        "[--baseline_threads P] [--intra_op_threads N] [--seconds T] "
        "[--json]\n"
        "  zf bench streams [--stream_counts 10,100,1000] [--game G] [--blocks B] [--filters F] "
+       "[--global_pooling] "
        "[--rows R] [--in_flight K] [--seconds T] [--json]\n"
        "  zf bench replay [--capacity N] [--inserters K] [--seconds S] [--dir DIR] [--json]\n"
        "  zf bench abuse [--game G] [--idle_streams N] [--slow_sockets N] [--abandoned N] "
        "[--well_behaved N] [--rows R] [--seconds S] [--max_rss_mib M] [--json]\n"
-       "  zf bench selfplay --actors P [--game G] [--blocks B --filters F] [--sims N] "
+       "  zf bench selfplay --actors P [--game G] [--blocks B --filters F] [--global_pooling] "
+       "[--sims N] "
        "[--games_per_worker N] [--seconds S] [--json]",
        BenchCommandFlags(), RunBench},
   };

@@ -53,6 +53,7 @@
 #include "absl/time/time.h"
 #include "actor/actor.h"
 #include "actor/game_sink.h"
+#include "cli/command.h"
 #include "cli/common_flags.h"
 #include "cli/evaluation_runner.h"
 #include "cli/json.h"
@@ -151,6 +152,9 @@ RunConfig DefaultConfig(const games::GameConfig& game) {
       c.blocks = 4, c.filters = 32, c.selfplay_sims = 64, c.batch_size = 256;
       c.steps_per_checkpoint = 100, c.capacity = 200'000, c.min_size_to_sample = 2000;
       c.eval_games = 4, c.eval_sims = 64, c.eval_vs = "random,gnugo:1";
+      // Ownership and score targets: the one of KataGo's signals that paid on this machine, alone
+      // and with the others (issue 19, docs/benchmarks.md "Go strength per hour").
+      c.aux_heads = true;
       break;
     default:
       c.blocks = 3, c.filters = 32, c.selfplay_sims = 128, c.batch_size = 256;
@@ -397,7 +401,11 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     }
     if (int v = absl::GetFlag(FLAGS_selfplay_sims); v != 0) config.selfplay_sims = v;
     if (double v = absl::GetFlag(FLAGS_forced_playout_k); v != -1) config.forced_playout_k = v;
-    config.aux_heads = absl::GetFlag(FLAGS_aux_heads);
+    // Only a flag given on the command line overrides the game's default (--noaux_heads turns
+    // Go's heads off).
+    if (FlagGiven("aux_heads")) {
+      config.aux_heads = absl::GetFlag(FLAGS_aux_heads);
+    }
     config.global_pooling = absl::GetFlag(FLAGS_global_pooling);
     // Checked here, before the run directory is made: a refused flag leaves nothing behind.
     ZF_RETURN_IF_ERROR(games::VisitGame(game, [&](const auto& g) {
@@ -464,10 +472,19 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     log_file = dir + "/zf.log";
     ZF_RETURN_IF_ERROR(logging::LogToFile(log_file));
   }
-  std::cout << absl::StrFormat("zf run: %s, network %dx%d, %d replay shards, run directory %s%s%s",
-                               game.name, config.blocks, config.filters, config.shards, dir,
-                               resume ? " (resumed)" : "",
-                               log_file == "-" ? "" : absl::StrCat(", log ", log_file))
+  // What the network and self-play have beyond the plain AlphaZero recipe (Go's defaults have
+  // both of these), so that a user sees them without reading run.json.
+  std::string extras;
+  if (config.aux_heads) extras += " with ownership and score heads";
+  if (config.global_pooling) extras += extras.empty() ? " with global pooling" : ", global pooling";
+  if (config.forced_playout_k > 0) {
+    absl::StrAppend(&extras, ", forced playouts k=", config.forced_playout_k);
+  }
+  std::cout << absl::StrFormat(
+                   "zf run: %s, network %dx%d%s, %d replay shards, run directory %s%s%s", game.name,
+                   config.blocks, config.filters, extras, config.shards, dir,
+                   resume ? " (resumed)" : "",
+                   log_file == "-" ? "" : absl::StrCat(", log ", log_file))
             << std::endl;
 
   Fleet fleet;
@@ -843,7 +860,7 @@ std::vector<Command> RunCommands() {
        "the whole fleet in one process (replay shards, learner, inference server, actor) on "
        "loopback gRPC, with live progress and periodic evaluations",
        "zf run --game G [--dir DIR] [--minutes M] [--net BxF] [--shards N] [--selfplay_sims N] "
-       "[--forced_playout_k K] [--aux_heads] [--global_pooling] "
+       "[--forced_playout_k K] [--[no]aux_heads] [--global_pooling] "
        "[--eval_vs SPEC,...] [--eval_games N] [--eval_sims N] [--progress_s S] [--fleet_view] "
        "[--metrics_listen ADDR] [--seed S]\n"
        "  zf run --resume --dir DIR [--minutes M]",

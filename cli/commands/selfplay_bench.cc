@@ -182,16 +182,21 @@ absl::Status RunBenchSelfplay(const std::vector<std::string>& args) {
   }
   const int blocks = absl::GetFlag(FLAGS_blocks);
   const int filters = absl::GetFlag(FLAGS_filters);
-  const model::NetworkShape shape = games::VisitGame(
-      config, [&](const auto& game) { return model::NetworkShapeForGame(game, blocks, filters); });
+  const bool global_pooling = absl::GetFlag(FLAGS_global_pooling);
+  const model::NetworkShape shape = games::VisitGame(config, [&](const auto& game) {
+    model::NetworkShape s = model::NetworkShapeForGame(game, blocks, filters);
+    s.global_pooling = global_pooling;
+    return s;
+  });
   ZF_RETURN_IF_ERROR(shape.Validate());
   const int games_per_worker = absl::GetFlag(FLAGS_games_per_worker);
 
   const std::string dir = absl::StrCat(std::filesystem::temp_directory_path().string(),
                                        "/zf-bench-selfplay-", getpid());
   std::filesystem::create_directories(dir);
-  const std::string net_flags[] = {absl::StrCat("--blocks=", blocks),
-                                   absl::StrCat("--filters=", filters)};
+  const std::string net_flags[] = {
+      absl::StrCat("--blocks=", blocks), absl::StrCat("--filters=", filters),
+      absl::StrCat("--global_pooling=", global_pooling ? "true" : "false")};
   // Where the networks run: the server's and every baseline process's (same device, dtype and
   // graphs on both sides).
   const std::string device = absl::GetFlag(FLAGS_device);
@@ -207,6 +212,7 @@ absl::Status RunBenchSelfplay(const std::vector<std::string>& args) {
       absl::StrCat("--game=", config.name),
       net_flags[0],
       net_flags[1],
+      net_flags[2],
       "--seed=1",
       absl::StrCat("--max_batch=", absl::GetFlag(FLAGS_max_batch))};
   server_args.insert(server_args.end(), device_flags.begin(), device_flags.end());
@@ -255,9 +261,11 @@ absl::Status RunBenchSelfplay(const std::vector<std::string>& args) {
   const double duty_cycle = JsonNumber(server_stats, "duty_cycle");
 
   // 2. Baseline: the same number of processes, each with its own network, batch 1.
-  std::vector<std::string> local_args = {
-      "actor",       absl::StrCat("--game=", config.name), "--local",   net_flags[0], net_flags[1],
-      "--workers=1", absl::StrCat("--sims=", sims),        "--games=0", "--json"};
+  std::vector<std::string> local_args = {"actor",       absl::StrCat("--game=", config.name),
+                                         "--local",     net_flags[0],
+                                         net_flags[1],  net_flags[2],
+                                         "--workers=1", absl::StrCat("--sims=", sims),
+                                         "--games=0",   "--json"};
   local_args.insert(local_args.end(), device_flags.begin(), device_flags.end());
   ZF_ASSIGN_OR_RETURN(SideResult local,
                       RunActors("/proc/self/exe", actors, local_args, seconds, dir, "local"));

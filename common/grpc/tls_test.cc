@@ -17,6 +17,7 @@
 #include "common/grpc/channel.h"
 #include "common/grpc/status.h"
 #include "common/logging.h"
+#include "common/testing/scratch_dir.h"
 #include "common/testing/status_matchers.h"
 #include "common/testing/subprocess.h"
 #include "common/testing/wait.h"
@@ -78,6 +79,7 @@ std::string CertDir() {
   static const std::string* dir = [] {
     char tmpl[] = "/tmp/zf_tls_test_XXXXXX";
     auto* d = new std::string(mkdtemp(tmpl));
+    zf::testing::RemoveAtExit(*d);
     const std::string script = std::string(ZF_SOURCE_DIR) + "/scripts/make-certs";
     auto run = [&](std::vector<std::string> argv) {
       argv.insert(argv.begin(), script);

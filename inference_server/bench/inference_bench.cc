@@ -234,7 +234,9 @@ absl::StatusOr<InferenceBenchResult> RunInferenceBench(const InferenceBenchOptio
   ZF_RETURN_IF_ERROR(f.Validate());
   ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(f.game));
   const model::NetworkShape shape = games::VisitGame(config, [&](const auto& game) {
-    return model::NetworkShapeForGame(game, f.blocks, f.filters);
+    model::NetworkShape s = model::NetworkShapeForGame(game, f.blocks, f.filters);
+    s.global_pooling = f.global_pooling;
+    return s;
   });
   ZF_RETURN_IF_ERROR(shape.Validate());
   InferenceBenchResult result;
@@ -445,7 +447,9 @@ absl::StatusOr<StreamsBenchResult> RunStreamsBench(const StreamsBenchOptions& f)
   ZF_RETURN_IF_ERROR(f.Validate());
   ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(f.game));
   const model::NetworkShape shape = games::VisitGame(config, [&](const auto& game) {
-    return model::NetworkShapeForGame(game, f.blocks, f.filters);
+    model::NetworkShape s = model::NetworkShapeForGame(game, f.blocks, f.filters);
+    s.global_pooling = f.global_pooling;
+    return s;
   });
   ZF_RETURN_IF_ERROR(shape.Validate());
   StreamsBenchResult result;
@@ -461,7 +465,8 @@ absl::StatusOr<StreamsBenchResult> RunStreamsBench(const StreamsBenchOptions& f)
       std::unique_ptr<testing::BackgroundProcess> server,
       testing::BackgroundProcess::Start(
           {f.server_binary, "inference", "--listen=127.0.0.1:0", "--game=" + config.name,
-           absl::StrCat("--blocks=", f.blocks), absl::StrCat("--filters=", f.filters), "--seed=1",
+           absl::StrCat("--blocks=", f.blocks), absl::StrCat("--filters=", f.filters),
+           absl::StrCat("--global_pooling=", f.global_pooling ? "true" : "false"), "--seed=1",
            "--log_file=" + dir + "/server.log"},
           dir + "/server"));
   int port = 0;

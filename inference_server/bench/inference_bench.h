@@ -28,6 +28,7 @@ struct InferenceBenchOptions {
   std::string game = "connect4";  // a games/registry.h name
   int blocks = 4;                 // network shape
   int filters = 64;
+  bool global_pooling = false;  // NetworkShape::global_pooling
   int max_batch = 16;        // server max batch and largest raw batch, 1..4096
   int streams = 8;           // S clients
   int rows = 2;              // R positions per request
@@ -108,6 +109,7 @@ struct StreamsBenchOptions {
   std::string game = "connect4";
   int blocks = 2;
   int filters = 32;
+  bool global_pooling = false;                 // NetworkShape::global_pooling
   std::vector<int> streams = {10, 100, 1000};  // each 1..20000, increasing
   int rows = 2;                                // 1..4096
   int in_flight = 1;                           // 1..64
