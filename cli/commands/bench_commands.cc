@@ -236,8 +236,8 @@ std::vector<Command> BenchCommands() {
        "well-behaved clients while others open thousands of streams, send oversized messages, "
        "stall and abandon streams",
        "zf bench mcts --game G [--sims N] [--seconds S] [--json]\n"
-       "  zf bench inference [--game G] [--blocks B] [--filters F] [--global_pooling] [--max_batch "
-       "N] [--streams S] "
+       "  zf bench inference [--game G] [--blocks B] [--filters F] [--global_pooling] "
+       "[--max_batch N] [--streams S] "
        "[--rows R] [--in_flight K] [--batch_tuning auto|off] [--batch_latency_ms L] "
        "[--max_delay_us D] "
        "[--baseline_threads P] [--intra_op_threads N] [--seconds T] "

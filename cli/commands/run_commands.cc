@@ -473,7 +473,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     ZF_RETURN_IF_ERROR(logging::LogToFile(log_file));
   }
   // What the network and self-play have beyond the plain AlphaZero recipe (Go's defaults have
-  // both of these), so that a user sees them without reading run.json.
+  // the heads), so that a user sees them without reading run.json.
   std::string extras;
   if (config.aux_heads) extras += " with ownership and score heads";
   if (config.global_pooling) extras += extras.empty() ? " with global pooling" : ", global pooling";

@@ -29,13 +29,13 @@ struct InferenceBenchOptions {
   int blocks = 4;                 // network shape
   int filters = 64;
   bool global_pooling = false;  // NetworkShape::global_pooling
-  int max_batch = 16;        // server max batch and largest raw batch, 1..4096
-  int streams = 8;           // S clients
-  int rows = 2;              // R positions per request
-  int in_flight = 2;         // K requests in flight per client
-  int baseline_threads = 8;  // P
-  int intra_op_threads = 1;  // of the raw and served network (process-wide)
-  double seconds = 3;        // measuring window of (2) and (3); (1) uses max(1, seconds/2)
+  int max_batch = 16;           // server max batch and largest raw batch, 1..4096
+  int streams = 8;              // S clients
+  int rows = 2;                 // R positions per request
+  int in_flight = 2;            // K requests in flight per client
+  int baseline_threads = 8;     // P
+  int intra_op_threads = 1;     // of the raw and served network (process-wide)
+  double seconds = 3;           // measuring window of (2) and (3); (1) uses max(1, seconds/2)
   // The wire of (2): "tcp" (127.0.0.1) or "unix" (a socket file in /tmp, removed after).
   std::string transport = "tcp";
   // Where every network of the benchmark runs, and how (model::InferenceSession::Options).
