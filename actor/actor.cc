@@ -298,7 +298,8 @@ class ActorWorker final : public Actor::WorkerBase {
     }
     if (answer->rows != rows ||
         static_cast<int64_t>(answer->policy_logits.size()) != int64_t{rows} * num_actions_ ||
-        static_cast<int64_t>(answer->wdl.size()) != int64_t{rows} * 3) {
+        static_cast<int64_t>(answer->wdl.size()) != int64_t{rows} * 3 ||
+        (!answer->score.empty() && static_cast<int64_t>(answer->score.size()) != rows)) {
       return absl::InvalidArgumentError(
           absl::StrCat("evaluator answered ", answer->rows, " rows with ",
                        answer->policy_logits.size(), " logits for ", rows, " positions of ",
@@ -330,7 +331,10 @@ class ActorWorker final : public Actor::WorkerBase {
       for (int a : legal_) priors_[a] /= sum;
       Slot& slot = slots_[group.owners[i]];
       slot.versions.insert(answer->model_version);
-      slot.game->ApplyEvaluation(leaf, priors_, std::clamp(value, -1.0f, 1.0f));
+      // A model without a score head answers no scores: the leaf's score utility is then 0.
+      const float score =
+          answer->score.empty() ? std::numeric_limits<float>::quiet_NaN() : answer->score[i];
+      slot.game->ApplyEvaluation(leaf, priors_, std::clamp(value, -1.0f, 1.0f), score);
     }
     actor_->leaf_evaluations_ += rows;
     actor_->metrics_->leaf_evaluations->Increment(rows);

@@ -33,6 +33,11 @@ ABSL_FLAG(double, forced_playout_k, -1,
           "actor, run: forced playouts and policy target pruning at the root of self-play's full "
           "searches (KataGo; it uses 2), 0..100, 0 off; not given (-1): off (zf run --resume: "
           "the run's own value)");
+ABSL_FLAG(double, score_utility, -1,
+          "actor, run: KataGo's score utility in self-play's searches: its weight lambda next to "
+          "values in [-1, 1], 0..1 (KataGo uses about 0.3), 0 off; needs a network with the "
+          "score head (Go's aux heads); not given (-1): off (zf run --resume: the run's own "
+          "value)");
 ABSL_FLAG(int, opening_moves, -1,
           "evaluator, match: random plies that open each game, 0..100 (-1: per game, 1 for "
           "tictactoe, 2 else); match plays each opening twice, colours swapped");

@@ -23,6 +23,7 @@ ABSL_DECLARE_FLAG(bool, global_pooling);
 ABSL_DECLARE_FLAG(std::string, dir);
 ABSL_DECLARE_FLAG(int, sims);
 ABSL_DECLARE_FLAG(double, forced_playout_k);
+ABSL_DECLARE_FLAG(double, score_utility);
 ABSL_DECLARE_FLAG(int, opening_moves);
 ABSL_DECLARE_FLAG(std::string, out);
 ABSL_DECLARE_FLAG(std::string, checkpoint);

@@ -34,11 +34,14 @@ class LocalBatch1Evaluator final : public actor::AsyncEvaluator {
     result.model_version = session_->version();
     result.policy_logits.resize(static_cast<size_t>(rows) * actions);
     result.wdl.resize(static_cast<size_t>(rows) * 3);
+    const bool with_score = session_->shape().aux_heads;
+    result.score.resize(with_score ? static_cast<size_t>(rows) : 0);
     for (int i = 0; i < rows; ++i) {
-      absl::Status status =
-          session_->Run(planes.subspan(i * plane_size, plane_size), 1,
-                        std::span<float>(result.policy_logits).subspan(i * actions, actions),
-                        std::span<float>(result.wdl).subspan(i * 3, 3));
+      absl::Status status = session_->Run(
+          planes.subspan(i * plane_size, plane_size), 1,
+          std::span<float>(result.policy_logits).subspan(i * actions, actions),
+          std::span<float>(result.wdl).subspan(i * 3, 3),
+          with_score ? std::span<float>(result.score).subspan(i, 1) : std::span<float>());
       if (!status.ok()) {
         done(status);
         return absl::OkStatus();
@@ -59,11 +62,9 @@ absl::StatusOr<std::shared_ptr<actor::AsyncEvaluator>> MakeLocalActorEvaluator(
   options.checkpoint_path = network.checkpoint;
   options.game = config.name;
   if (options.checkpoint_path.empty()) {
-    options.shape = games::VisitGame(config, [&](const auto& game) {
-      model::NetworkShape shape = model::NetworkShapeForGame(game, network.blocks, network.filters);
-      shape.global_pooling = network.global_pooling;
-      return shape;
-    });
+    ZF_ASSIGN_OR_RETURN(options.shape,
+                        model::NetworkShapeForGame(config, network.blocks, network.filters,
+                                                   network.global_pooling));
     ZF_RETURN_IF_ERROR(options.shape->Validate());
     options.seed = 1;
   }

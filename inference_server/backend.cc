@@ -37,12 +37,13 @@ absl::Status ModelSpec::Validate() const {
 
 std::string ModelSpec::DebugString() const {
   return absl::StrCat(input_channels, "x", board_height, "x", board_width, " -> ", num_actions,
-                      " actions");
+                      " actions", score ? ", with score" : "");
 }
 
 absl::Status ValidateRunArguments(const ModelSpec& spec, int max_batch,
                                   std::span<const uint8_t> planes, int batch,
-                                  std::span<float> policy_logits, std::span<float> wdl) {
+                                  std::span<float> policy_logits, std::span<float> wdl,
+                                  std::span<float> scores) {
   if (batch < 1 || batch > max_batch) {
     return absl::InvalidArgumentError(
         absl::StrCat("batch must be in [1, ", max_batch, "], got ", batch));
@@ -62,6 +63,14 @@ absl::Status ValidateRunArguments(const ModelSpec& spec, int max_batch,
   if (wdl.size() != expected_wdl) {
     return absl::InvalidArgumentError(
         absl::StrCat("wdl: expected ", expected_wdl, " floats, got ", wdl.size()));
+  }
+  if (!scores.empty() && !spec.score) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("scores: the model (", spec.DebugString(), ") has no score head"));
+  }
+  if (!scores.empty() && scores.size() != static_cast<size_t>(batch)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("scores: expected ", batch, " floats, got ", scores.size()));
   }
   return absl::OkStatus();
 }

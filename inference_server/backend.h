@@ -21,8 +21,8 @@
 
 namespace zf::inference {
 
-// The tensor shapes of one model: input planes [C, H, W] as uint8, policy logits [A], and a
-// win/draw/loss value [3] per position.
+// The tensor shapes of one model: input planes [C, H, W] as uint8, policy logits [A], a
+// win/draw/loss value [3] per position, and, for a model with a score head, a score [1].
 struct ModelSpec {
   static constexpr int kWdlSize = 3;
 
@@ -30,6 +30,9 @@ struct ModelSpec {
   int board_height = 0;
   int board_width = 0;
   int num_actions = 0;
+  // The model has a score head (model/network.h's aux heads): Run can also write each
+  // position's expected final margin for the player to move, in points / sqrt(H * W).
+  bool score = false;
 
   // Bytes of one position's planes: C * H * W.
   int64_t PlaneSize() const { return int64_t{input_channels} * board_height * board_width; }
@@ -38,7 +41,14 @@ struct ModelSpec {
   // 2^20 actions; InvalidArgument naming the bad field otherwise.
   absl::Status Validate() const;
 
-  // e.g. "3x6x7 -> 7 actions".
+  // The same planes and actions as `other` (the score head may differ): models that can
+  // replace each other behind one server.
+  bool SameInputsAndActions(const ModelSpec& other) const {
+    return input_channels == other.input_channels && board_height == other.board_height &&
+           board_width == other.board_width && num_actions == other.num_actions;
+  }
+
+  // e.g. "3x6x7 -> 7 actions" (", with score" for a model with a score head).
   std::string DebugString() const;
 
   bool operator==(const ModelSpec&) const = default;
@@ -59,19 +69,29 @@ class Backend {
   // Evaluates `batch` positions (1 <= batch <= max_batch()). `planes` holds
   // batch * spec().PlaneSize() bytes, position after position. Writes
   //   policy_logits[i * A + a]: the raw logit of action a in position i (A = num_actions),
-  //   wdl[i * 3 + k]: P(win), P(draw), P(loss) for the player to move.
-  // The spans must have exactly these sizes. Blocks for one forward pass. Thread-safe.
+  //   wdl[i * 3 + k]: P(win), P(draw), P(loss) for the player to move,
+  //   scores[i] (only when `scores` is not empty): the expected final margin for the player to
+  //     move, in points / sqrt(H * W).
+  // The spans must have exactly these sizes; `scores` may be non-empty (`batch` floats) only
+  // when spec().score. Blocks for one forward pass. Thread-safe.
   // Returns: OK; InvalidArgument for a bad batch or span size (the message says which, with the
   // expected and actual size); ResourceExhausted when the device is out of memory; Internal or
   // Unavailable for a backend failure (the outputs are then unspecified).
   virtual absl::Status Run(std::span<const uint8_t> planes, int batch,
-                           std::span<float> policy_logits, std::span<float> wdl) = 0;
+                           std::span<float> policy_logits, std::span<float> wdl,
+                           std::span<float> scores) = 0;
+  // Run without scores.
+  absl::Status Run(std::span<const uint8_t> planes, int batch, std::span<float> policy_logits,
+                   std::span<float> wdl) {
+    return Run(planes, batch, policy_logits, wdl, {});
+  }
 };
 
 // Checks Run's arguments against `spec` and `max_batch`, for implementations.
 // Returns: OK, or InvalidArgument naming the bad argument with expected and actual sizes.
 absl::Status ValidateRunArguments(const ModelSpec& spec, int max_batch,
                                   std::span<const uint8_t> planes, int batch,
-                                  std::span<float> policy_logits, std::span<float> wdl);
+                                  std::span<float> policy_logits, std::span<float> wdl,
+                                  std::span<float> scores = {});
 
 }  // namespace zf::inference

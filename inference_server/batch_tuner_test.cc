@@ -32,9 +32,11 @@ class CurveBackend : public Backend {
   const ModelSpec& spec() const override { return spec_; }
   int max_batch() const override { return 1024; }
   int64_t version() const override { return 1; }
+  using Backend::Run;
   absl::Status Run(std::span<const uint8_t> planes, int batch, std::span<float> policy_logits,
-                   std::span<float> wdl) override {
-    ZF_RETURN_IF_ERROR(ValidateRunArguments(spec_, max_batch(), planes, batch, policy_logits, wdl));
+                   std::span<float> wdl, std::span<float> scores) override {
+    ZF_RETURN_IF_ERROR(
+        ValidateRunArguments(spec_, max_batch(), planes, batch, policy_logits, wdl, scores));
     for (int i = 0; i < batch; ++i) {
       FakeBackend::Evaluate(1, planes.subspan(i * spec_.PlaneSize(), spec_.PlaneSize()),
                             policy_logits.subspan(i * spec_.num_actions, spec_.num_actions),

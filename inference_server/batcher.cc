@@ -21,6 +21,7 @@ struct Batcher::Request {
         submitted(submitted_in),
         policy_logits(static_cast<size_t>(rows_in) * spec.num_actions),
         wdl(static_cast<size_t>(rows_in) * ModelSpec::kWdlSize),
+        scores(static_cast<size_t>(rows_in)),
         done(std::move(done_in)) {}
 
   // Immutable after Submit; read by the workers gathering a batch without a lock.
@@ -36,11 +37,13 @@ struct Batcher::Request {
   // synchronizes through `mu`) hands them to the callback.
   std::vector<float> policy_logits;
   std::vector<float> wdl;
+  std::vector<float> scores;  // handed out only when every part was computed with a score
 
   absl::Mutex mu;
   int rows_settled ABSL_GUARDED_BY(mu) = 0;
   absl::Status status ABSL_GUARDED_BY(mu);  // the first failure of any part
   int64_t min_version ABSL_GUARDED_BY(mu) = std::numeric_limits<int64_t>::max();
+  bool unscored ABSL_GUARDED_BY(mu) = false;  // a part ran on a model without a score head
   DoneCallback done ABSL_GUARDED_BY(mu);
 };
 
@@ -290,7 +293,7 @@ absl::Status Batcher::Submit(std::vector<uint8_t> planes, int rows, DoneCallback
 
 absl::Status Batcher::SwapBackend(std::shared_ptr<Backend> backend) {
   if (backend == nullptr) return absl::InvalidArgumentError("SwapBackend: backend is null");
-  if (!(backend->spec() == spec_)) {
+  if (!backend->spec().SameInputsAndActions(spec_)) {
     return absl::InvalidArgumentError(
         absl::StrCat("SwapBackend: the new model's shapes (", backend->spec().DebugString(),
                      ") differ from the served model's (", spec_.DebugString(), ")"));
@@ -373,6 +376,7 @@ void Batcher::WorkerLoop() {
   std::vector<uint8_t> input;
   std::vector<float> policy_logits;
   std::vector<float> wdl;
+  std::vector<float> scores;
   std::vector<Slice> slices;
   const int64_t plane_size = spec_.PlaneSize();
   const int num_actions = spec_.num_actions;
@@ -387,6 +391,9 @@ void Batcher::WorkerLoop() {
     input.resize(static_cast<size_t>(rows * plane_size));
     policy_logits.resize(static_cast<size_t>(rows) * num_actions);
     wdl.resize(static_cast<size_t>(rows) * ModelSpec::kWdlSize);
+    // A score head may come or go with a new model (SwapBackend): each batch asks its own.
+    const bool with_score = backend->spec().score;
+    scores.resize(with_score ? static_cast<size_t>(rows) : 0);
     int row = 0;
     for (const Slice& slice : slices) {
       std::memcpy(input.data() + row * plane_size,
@@ -403,7 +410,7 @@ void Batcher::WorkerLoop() {
       absl::MutexLock lock(&mu_);
       if (forward_passes_running_++ == 0) busy_since_ = start;
     }
-    absl::Status status = backend->Run(input, rows, policy_logits, wdl);
+    absl::Status status = backend->Run(input, rows, policy_logits, wdl, scores);
     const absl::Time end = clock_->Now();
     if (!status.ok()) {
       ZF_LOG(WARNING) << "inference batch of " << rows << " rows failed: " << status;
@@ -438,22 +445,27 @@ void Batcher::WorkerLoop() {
             wdl.begin() + static_cast<size_t>(row) * ModelSpec::kWdlSize,
             static_cast<size_t>(slice.count) * ModelSpec::kWdlSize,
             slice.request->wdl.begin() + static_cast<size_t>(slice.begin) * ModelSpec::kWdlSize);
+        if (with_score) {
+          std::copy_n(scores.begin() + row, slice.count,
+                      slice.request->scores.begin() + slice.begin);
+        }
       }
       row += slice.count;
-      Settle(slice.request, slice.count, status, version);
+      Settle(slice.request, slice.count, status, version, with_score);
     }
     slices.clear();  // release the requests before waiting for the next batch
   }
 }
 
 void Batcher::Settle(const std::shared_ptr<Request>& request, int count, const absl::Status& status,
-                     int64_t version) {
+                     int64_t version, bool scored) {
   DoneCallback done;
   absl::StatusOr<Evaluation> result;
   {
     absl::MutexLock lock(&request->mu);
     if (status.ok()) {
       request->min_version = std::min(request->min_version, version);
+      if (!scored) request->unscored = true;
     } else if (request->status.ok()) {
       request->status = status;
     }
@@ -465,6 +477,7 @@ void Batcher::Settle(const std::shared_ptr<Request>& request, int count, const a
       evaluation.rows = request->rows;
       evaluation.policy_logits = std::move(request->policy_logits);
       evaluation.wdl = std::move(request->wdl);
+      if (!request->unscored) evaluation.scores = std::move(request->scores);
       evaluation.model_version = request->min_version;
       result = std::move(evaluation);
     } else {
@@ -495,7 +508,7 @@ void Batcher::Close() {
   }
   const absl::Status status = absl::CancelledError("batcher closed before the request was served");
   for (size_t i = 0; i < cancelled.size(); ++i) {
-    Settle(cancelled[i], untaken[i], status, /*version=*/0);
+    Settle(cancelled[i], untaken[i], status, /*version=*/0, /*scored=*/false);
   }
   absl::MutexLock lock(&join_mu_);
   for (Thread& worker : workers_) worker.Join();
@@ -525,6 +538,11 @@ Batcher::Stats Batcher::stats() const {
 int64_t Batcher::model_version() const {
   absl::MutexLock lock(&mu_);
   return backend_->version();
+}
+
+bool Batcher::serving_scores() const {
+  absl::MutexLock lock(&mu_);
+  return backend_->spec().score;
 }
 
 }  // namespace zf::inference

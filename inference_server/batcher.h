@@ -102,6 +102,9 @@ struct Evaluation {
   std::vector<float> policy_logits;
   // rows * 3 probabilities (win, draw, loss for the player to move), row after row.
   std::vector<float> wdl;
+  // rows expected final margins (points / sqrt(H * W)) for the player to move, when the models
+  // that computed the rows have a score head (ModelSpec::score); empty otherwise.
+  std::vector<float> scores;
   // The version of the backend that computed the rows (the lowest one, for a split request).
   int64_t model_version = 0;
 };
@@ -191,8 +194,9 @@ class Batcher {
   // the old backend, which is released when the last of them ends. Never blocks on a batch.
   // Returns:
   //   OK;
-  //   InvalidArgument: null backend, a spec different from spec(), or a max_batch() below
-  //     Options::max_batch;
+  //   InvalidArgument: null backend, other planes or actions than spec() (a score head may come
+  //     or go: each batch asks its backend for scores only when it has them), or a max_batch()
+  //     below Options::max_batch;
   //   Cancelled: the batcher is closed.
   absl::Status SwapBackend(std::shared_ptr<Backend> backend) ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -204,10 +208,13 @@ class Batcher {
   void Close() ABSL_LOCKS_EXCLUDED(mu_, join_mu_);
 
   Stats stats() const ABSL_LOCKS_EXCLUDED(mu_);
-  // The model's shapes (fixed for the batcher's lifetime: SwapBackend keeps them).
+  // The first model's shapes (the planes and actions are fixed for the batcher's lifetime:
+  // SwapBackend keeps them; `score` may change with the model).
   const ModelSpec& spec() const { return spec_; }
   // The current backend's version.
   int64_t model_version() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Whether the current backend has a score head (its answers carry scores).
+  bool serving_scores() const ABSL_LOCKS_EXCLUDED(mu_);
   // The tuner's cost curve as CurveString() writes it ("" when not tuning).
   std::string tuning_curve() const ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -228,8 +235,10 @@ class Batcher {
   void WorkerLoop() ABSL_LOCKS_EXCLUDED(mu_);
   // Records `count` of `request`'s rows as finished with `status` (by `version` when OK), and
   // completes the request (runs its callback) if they were its last. No lock held.
+  // `scored`: the rows' model had a score head (the request's scores are handed out only when
+  // all of its rows were).
   void Settle(const std::shared_ptr<Request>& request, int count, const absl::Status& status,
-              int64_t version) ABSL_LOCKS_EXCLUDED(mu_);
+              int64_t version, bool scored) ABSL_LOCKS_EXCLUDED(mu_);
   void CountRequest(absl::StatusCode code);
 
   Options options_;  // constant after construction; `backend` moved into backend_

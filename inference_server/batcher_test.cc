@@ -192,6 +192,49 @@ TEST_F(BatcherTest, ZeroDelayDispatchesWhateverIsQueued) {
   ExpectAnswerFor(*oa.result, a, 1);
 }
 
+// A model with a score head: every row's score comes back with it, also across the batches of
+// a split request; a model without one answers no scores, and a swap may add or drop the head
+// (a server started from flags without it takes the learner's checkpoints with it).
+TEST_F(BatcherTest, ScoresTravelWithTheirRowsWhenTheModelHasAScoreHead) {
+  ModelSpec spec = kSpec;
+  spec.score = true;
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<FakeBackend> backend,
+                       FakeBackend::Create({.spec = spec, .max_batch = 4, .version = 3}));
+  ASSERT_OK_AND_ASSIGN(auto batcher, Make({.backend = backend,
+                                           .max_batch = 4,
+                                           .max_delay = absl::ZeroDuration(),
+                                           .num_workers = 2}));
+  const auto planes = RandomPlanes(10, 4);
+  Outcome outcome;
+  ASSERT_OK(batcher->Submit(planes, 10, outcome.Callback()));
+  ASSERT_TRUE(outcome.Wait());
+  ASSERT_OK(outcome.result.status());
+  ExpectAnswerFor(*outcome.result, planes, 3);
+  ASSERT_EQ(outcome.result->scores.size(), 10u);
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(outcome.result->scores[i],
+              FakeBackend::Score(3, std::span<const uint8_t>(planes).subspan(i * kSpec.PlaneSize(),
+                                                                             kSpec.PlaneSize())))
+        << "row " << i;
+  }
+
+  ASSERT_OK(batcher->SwapBackend(MakeBackend(/*version=*/4)));
+  Outcome none;
+  ASSERT_OK(batcher->Submit(RandomPlanes(2, 5), 2, none.Callback()));
+  ASSERT_TRUE(none.Wait());
+  ASSERT_OK(none.result.status());
+  EXPECT_EQ(none.result->model_version, 4);
+  EXPECT_TRUE(none.result->scores.empty());
+  EXPECT_FALSE(batcher->serving_scores());
+  ASSERT_OK(batcher->SwapBackend(backend));
+  EXPECT_TRUE(batcher->serving_scores());
+  Outcome again;
+  ASSERT_OK(batcher->Submit(RandomPlanes(3, 6), 3, again.Callback()));
+  ASSERT_TRUE(again.Wait());
+  ASSERT_OK(again.result.status());
+  EXPECT_EQ(again.result->scores.size(), 3u);
+}
+
 TEST_F(BatcherTest, FullQueueIsResourceExhaustedUntilRowsAreTaken) {
   auto backend = MakeBackend(/*version=*/1);
   ASSERT_OK_AND_ASSIGN(auto batcher, Make({.backend = backend,

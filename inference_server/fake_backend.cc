@@ -16,6 +16,16 @@ uint64_t SplitMix64(uint64_t x) {
 // A uniform float in [0, 1) from the top 24 bits.
 float Unit(uint64_t x) { return static_cast<float>(x >> 40) / static_cast<float>(1 << 24); }
 
+// FNV-1a of the planes, seeded by the version.
+uint64_t PlanesHash(int64_t version, std::span<const uint8_t> planes) {
+  uint64_t h = 0xcbf29ce484222325ULL ^ SplitMix64(static_cast<uint64_t>(version));
+  for (uint8_t byte : planes) {
+    h ^= byte;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
 }  // namespace
 
 absl::Status FakeBackend::Options::Validate() const {
@@ -38,13 +48,13 @@ absl::StatusOr<std::unique_ptr<FakeBackend>> FakeBackend::Create(const Options& 
   return std::unique_ptr<FakeBackend>(new FakeBackend(options));
 }
 
+float FakeBackend::Score(int64_t version, std::span<const uint8_t> planes) {
+  return Unit(SplitMix64(~PlanesHash(version, planes))) * 4.0f - 2.0f;
+}
+
 void FakeBackend::Evaluate(int64_t version, std::span<const uint8_t> planes,
                            std::span<float> policy_logits, std::span<float> wdl) {
-  uint64_t h = 0xcbf29ce484222325ULL ^ SplitMix64(static_cast<uint64_t>(version));
-  for (uint8_t byte : planes) {
-    h ^= byte;
-    h *= 0x100000001b3ULL;
-  }
+  const uint64_t h = PlanesHash(version, planes);
   for (size_t a = 0; a < policy_logits.size(); ++a) {
     policy_logits[a] = Unit(SplitMix64(h + a)) * 8.0f - 4.0f;
   }
@@ -57,9 +67,10 @@ void FakeBackend::Evaluate(int64_t version, std::span<const uint8_t> planes,
 }
 
 absl::Status FakeBackend::Run(std::span<const uint8_t> planes, int batch,
-                              std::span<float> policy_logits, std::span<float> wdl) {
-  ZF_RETURN_IF_ERROR(
-      ValidateRunArguments(options_.spec, options_.max_batch, planes, batch, policy_logits, wdl));
+                              std::span<float> policy_logits, std::span<float> wdl,
+                              std::span<float> scores) {
+  ZF_RETURN_IF_ERROR(ValidateRunArguments(options_.spec, options_.max_batch, planes, batch,
+                                          policy_logits, wdl, scores));
   {
     absl::MutexLock lock(&mu_);
     batch_sizes_.push_back(batch);
@@ -84,6 +95,8 @@ absl::Status FakeBackend::Run(std::span<const uint8_t> planes, int batch,
     Evaluate(options_.version, planes.subspan(i * plane_size, plane_size),
              policy_logits.subspan(static_cast<size_t>(i) * num_actions, num_actions),
              wdl.subspan(static_cast<size_t>(i) * ModelSpec::kWdlSize, ModelSpec::kWdlSize));
+    if (!scores.empty())
+      scores[i] = Score(options_.version, planes.subspan(i * plane_size, plane_size));
   }
   return absl::OkStatus();
 }

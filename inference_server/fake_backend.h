@@ -59,17 +59,21 @@ class FakeBackend : public Backend {
   // (any length), `policy_logits` has num_actions entries, `wdl` has 3. Pure.
   static void Evaluate(int64_t version, std::span<const uint8_t> planes,
                        std::span<float> policy_logits, std::span<float> wdl);
+  // The fake network's score for one position (for a spec with `score`), in [-2, 2]. Pure.
+  static float Score(int64_t version, std::span<const uint8_t> planes);
 
   const ModelSpec& spec() const override { return options_.spec; }
   int max_batch() const override { return options_.max_batch; }
   int64_t version() const override { return options_.version; }
 
   // Validates its arguments, waits while paused, sleeps `delay`, then writes Evaluate's answer
-  // for each position. Blocks while paused (until ResumeRuns) and for `delay` on the clock.
+  // (and Score's, when asked) for each position. Blocks while paused (until ResumeRuns) and for
+  // `delay` on the clock.
   // Returns: InvalidArgument for bad arguments (ValidateRunArguments); the failure set with
   // SetFailure (checked after the pause and delay); OK.
+  using Backend::Run;
   absl::Status Run(std::span<const uint8_t> planes, int batch, std::span<float> policy_logits,
-                   std::span<float> wdl) override ABSL_LOCKS_EXCLUDED(mu_);
+                   std::span<float> wdl, std::span<float> scores) override ABSL_LOCKS_EXCLUDED(mu_);
 
   // Later Runs (and those still blocked) return `status` until it is set back to OK.
   void SetFailure(absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);

@@ -60,6 +60,18 @@ TEST(FakeBackendTest, RejectsBadArgumentsAndOptions) {
   EXPECT_THAT(backend->Run(std::span<const uint8_t>(planes).first(8), 2, logits,
                            std::span<float>(wdl).first(6)),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("policy_logits")));
+  std::vector<float> scores(2);
+  EXPECT_THAT(
+      backend->Run(std::span<const uint8_t>(planes).first(8), 2, std::span<float>(logits).first(8),
+                   std::span<float>(wdl).first(6), scores),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("no score head")));
+  ModelSpec scored = kSpec;
+  scored.score = true;
+  ASSERT_OK_AND_ASSIGN(auto with_score, FakeBackend::Create({.spec = scored, .max_batch = 2}));
+  EXPECT_THAT(with_score->Run(std::span<const uint8_t>(planes).first(8), 2,
+                              std::span<float>(logits).first(8), std::span<float>(wdl).first(6),
+                              std::span<float>(scores).first(1)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("scores: expected 2")));
   EXPECT_EQ(backend->NumRuns(), 0);
   EXPECT_THAT(FakeBackend::Create({.spec = {}}), StatusIs(absl::StatusCode::kInvalidArgument,
                                                           HasSubstr("input_channels")));

@@ -24,7 +24,8 @@ absl::StatusOr<std::unique_ptr<TorchBackend>> TorchBackend::Create(Options optio
   const ModelSpec spec{.input_channels = shape.input_channels,
                        .board_height = shape.board_height,
                        .board_width = shape.board_width,
-                       .num_actions = shape.num_actions};
+                       .num_actions = shape.num_actions,
+                       .score = shape.aux_heads};
   ZF_RETURN_IF_ERROR(spec.Validate());
   const int64_t version = options.version.value_or(options.session->version());
   return std::unique_ptr<TorchBackend>(
@@ -32,9 +33,11 @@ absl::StatusOr<std::unique_ptr<TorchBackend>> TorchBackend::Create(Options optio
 }
 
 absl::Status TorchBackend::Run(std::span<const uint8_t> planes, int batch,
-                               std::span<float> policy_logits, std::span<float> wdl) {
-  ZF_RETURN_IF_ERROR(ValidateRunArguments(spec_, max_batch_, planes, batch, policy_logits, wdl));
-  return session_->Run(planes, batch, policy_logits, wdl);
+                               std::span<float> policy_logits, std::span<float> wdl,
+                               std::span<float> scores) {
+  ZF_RETURN_IF_ERROR(
+      ValidateRunArguments(spec_, max_batch_, planes, batch, policy_logits, wdl, scores));
+  return session_->Run(planes, batch, policy_logits, wdl, scores);
 }
 
 }  // namespace zf::inference

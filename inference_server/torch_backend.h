@@ -49,8 +49,9 @@ class TorchBackend : public Backend {
   // One InferenceSession::Run. Blocks for the forward pass.
   // Returns: OK; InvalidArgument for bad arguments (ValidateRunArguments); the session's errors
   // (ResourceExhausted when the device is out of memory, Internal for a LibTorch error).
+  using Backend::Run;
   absl::Status Run(std::span<const uint8_t> planes, int batch, std::span<float> policy_logits,
-                   std::span<float> wdl) override;
+                   std::span<float> wdl, std::span<float> scores) override;
 
  private:
   TorchBackend(std::shared_ptr<const model::InferenceSession> session, ModelSpec spec,

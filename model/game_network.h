@@ -2,13 +2,18 @@
 //
 //   NetworkShape shape = NetworkShapeForGame(games::ConnectFour(), /*blocks=*/4, /*filters=*/64);
 //   // 3x6x7 -> 7 actions, 4 blocks x 64 filters, value hidden 64
+//   ZF_ASSIGN_OR_RETURN(NetworkShape go, NetworkShapeForGame(config, 4, 32,
+//   /*global_pooling=*/false,
+//                                                            /*aux_heads=*/true));
 //
 // Thread-safety: free functions; thread-safe.
 #pragma once
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "games/game.h"
+#include "games/registry.h"
 #include "model/network.h"
 
 namespace zf::model {
@@ -44,6 +49,22 @@ absl::Status SetAuxHeads(const G& game, bool on, NetworkShape* shape) {
   }
   shape->aux_heads = on;
   return absl::OkStatus();
+}
+
+// The shape for the game `config` names (as the CLI's flags describe a network): its planes
+// and actions, `blocks` x `filters`, and the given global pooling and aux heads.
+// Returns: the shape (which may still fail Validate() when the tower arguments are out of
+// range); InvalidArgument for aux heads on a game without final ownership (SetAuxHeads).
+inline absl::StatusOr<NetworkShape> NetworkShapeForGame(const games::GameConfig& config, int blocks,
+                                                        int filters, bool global_pooling,
+                                                        bool aux_heads = false) {
+  return games::VisitGame(config, [&](const auto& game) -> absl::StatusOr<NetworkShape> {
+    NetworkShape shape = NetworkShapeForGame(game, blocks, filters);
+    shape.global_pooling = global_pooling;
+    absl::Status status = SetAuxHeads(game, aux_heads, &shape);
+    if (!status.ok()) return status;
+    return shape;
+  });
 }
 
 // Checks that a network of `shape` can evaluate `game`: same planes and action count.

@@ -196,8 +196,9 @@ absl::StatusOr<std::unique_ptr<InferenceSession>> InferenceSession::Create(const
   } else {
     ZF_ASSIGN_OR_RETURN(Checkpoint checkpoint, ReadCheckpoint(options.checkpoint_path));
     const CheckpointManifest& m = checkpoint.manifest;
-    // The aux heads do not count: inference never runs them, and a server started from flags
-    // (without them) must follow a learner that trains them.
+    // The aux heads do not count: they change neither the policy nor the value (inference runs
+    // only the score head, and only when asked), and a server started from flags (without
+    // them) must follow a learner that trains them.
     NetworkShape expected = options.shape.value_or(m.shape);
     expected.aux_heads = m.shape.aux_heads;
     if (options.shape.has_value() && expected != m.shape) {
@@ -248,8 +249,8 @@ absl::StatusOr<std::unique_ptr<InferenceSession>> InferenceSession::CreateFresh(
 }
 
 absl::Status InferenceSession::Run(std::span<const uint8_t> planes, int batch,
-                                   std::span<float> policy_logits,
-                                   std::span<float> wdl_probs) const {
+                                   std::span<float> policy_logits, std::span<float> wdl_probs,
+                                   std::span<float> scores) const {
   if (batch < 0) {
     return absl::InvalidArgumentError(absl::StrCat("batch must be >= 0, got ", batch));
   }
@@ -258,6 +259,14 @@ absl::Status InferenceSession::Run(std::span<const uint8_t> planes, int batch,
   ZF_RETURN_IF_ERROR(CheckSpan("planes", planes.size(), n * shape_.PlaneSize()));
   ZF_RETURN_IF_ERROR(CheckSpan("policy_logits", policy_logits.size(), n * actions));
   ZF_RETURN_IF_ERROR(CheckSpan("wdl_probs", wdl_probs.size(), n * 3));
+  const bool with_scores = !scores.empty();
+  if (with_scores) {
+    if (!shape_.aux_heads) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "scores asked of network ", shape_.DebugString(), ", which has no score head"));
+    }
+    ZF_RETURN_IF_ERROR(CheckSpan("scores", scores.size(), n));
+  }
   if (batch == 0) return absl::OkStatus();
 
 #if ZF_WITH_CUDA
@@ -270,7 +279,8 @@ absl::Status InferenceSession::Run(std::span<const uint8_t> planes, int batch,
       ZF_RETURN_IF_ERROR(impl_->runner->Run(planes.subspan(first * plane_size, rows * plane_size),
                                             static_cast<int>(rows),
                                             policy_logits.subspan(first * actions, rows * actions),
-                                            wdl_probs.subspan(first * 3, rows * 3)));
+                                            wdl_probs.subspan(first * 3, rows * 3),
+                                            with_scores ? scores.subspan(first, rows) : scores));
     }
     return absl::OkStatus();
   }
@@ -284,9 +294,12 @@ absl::Status InferenceSession::Run(std::span<const uint8_t> planes, int batch,
     const auto float32 = at::TensorOptions().dtype(at::kFloat);
     // from_blob does not copy and never writes: PlanesToInput makes a new tensor.
     at::Tensor input = at::from_blob(const_cast<uint8_t*>(planes.data()), sizes, uint8);
-    internal::NetworkOutput out = internal::Forward(*impl_->net, internal::PlanesToInput(input));
+    const at::Tensor x = internal::PlanesToInput(input);
+    internal::NetworkOutput out = with_scores ? internal::ForwardWithScore(*impl_->net, x)
+                                              : internal::Forward(*impl_->net, x);
     at::from_blob(policy_logits.data(), {n, actions}, float32).copy_(out.policy_logits);
     at::from_blob(wdl_probs.data(), {n, 3}, float32).copy_(out.wdl_logits.softmax(/*dim=*/1));
+    if (with_scores) at::from_blob(scores.data(), {n}, float32).copy_(out.score);
   });
 }
 

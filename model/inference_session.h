@@ -3,7 +3,8 @@
 // It is the in-process forward pass behind every network evaluation: LocalEvaluator (search
 // in the same process: `zf play`, `zf match`, the batch-1 baseline of the benchmarks) and, later,
 // the inference server's torch backend. Callers hand it uint8 planes and get policy logits and
-// win/draw/loss probabilities back; LibTorch stays inside model/.
+// win/draw/loss probabilities (and, from a network with the score head, the expected score)
+// back; LibTorch stays inside model/.
 //
 //   ZF_ASSIGN_OR_RETURN(auto session, InferenceSession::Create({.checkpoint_path = path}));
 //   ZF_RETURN_IF_ERROR(session->Run(planes, batch, logits, wdl));
@@ -117,7 +118,18 @@ class InferenceSession {
   // the expected and the actual size); ResourceExhausted if the device is out of memory;
   // Internal for another LibTorch error (the outputs are then unspecified).
   absl::Status Run(std::span<const uint8_t> planes, int batch, std::span<float> policy_logits,
-                   std::span<float> wdl_probs) const;
+                   std::span<float> wdl_probs) const {
+    return Run(planes, batch, policy_logits, wdl_probs, {});
+  }
+  // The same, and, when `scores` is not empty, scores[i]: the score head's expected final
+  // margin of the player to move in position i, in points / sqrt(H * W) (model/network.h).
+  // `scores` is empty or has exactly `batch` floats; non-empty needs a network with aux_heads.
+  // The score costs one linear layer on the value head's hidden layer (and, on CUDA, one more
+  // float per row to download).
+  // Returns: as above; InvalidArgument also for scores of the wrong size or from a network
+  // without aux_heads.
+  absl::Status Run(std::span<const uint8_t> planes, int batch, std::span<float> policy_logits,
+                   std::span<float> wdl_probs, std::span<float> scores) const;
 
   const NetworkShape& shape() const { return shape_; }
   // The checkpoint's model version, or 0 for a fresh network.

@@ -1,7 +1,7 @@
 // The CUDA path of InferenceSession (label `gpu`): bf16 and TF32 against the float32 CPU path,
-// every batch bucket with and without CUDA graphs, splitting above max_batch, checkpoints
-// between devices, concurrent callers. Skips, saying why, where this build's LibTorch has no
-// CUDA or no GPU is visible.
+// the score head's column, every batch bucket with and without CUDA graphs, splitting above
+// max_batch, checkpoints between devices, concurrent callers. Skips, saying why, where this build's
+// LibTorch has no CUDA or no GPU is visible.
 #include <stdlib.h>
 
 #include <cmath>
@@ -108,6 +108,32 @@ TEST_F(InferenceSessionGpuTest, GlobalPoolingAgreesWithTheCpu) {
   const Outputs got = RunOn(*bf16, planes, batch);
   EXPECT_THAT(got.logits, Pointwise(FloatNear(kBf16LogitTolerance), want.logits));
   EXPECT_THAT(got.wdl, Pointwise(FloatNear(kBf16WdlTolerance), want.wdl));
+}
+
+// A network with the score head: the CUDA graphs compute the score column for every batch;
+// callers that ask get it (agreeing with the CPU), callers that do not get the same policy and
+// value.
+TEST_F(InferenceSessionGpuTest, ScoresAgreeWithTheCpu) {
+  NetworkShape aux = Shape();
+  aux.aux_heads = true;
+  ASSERT_OK_AND_ASSIGN(auto cpu, InferenceSession::CreateFresh(aux, 5));
+  ASSERT_OK_AND_ASSIGN(
+      auto bf16,
+      InferenceSession::Create(
+          {.shape = aux, .seed = 5, .device = "cuda", .cuda_graphs = true, .max_batch = 64}));
+  const int batch = 37;  // padded to the 64 bucket
+  const auto planes = RandomPlanes(batch, 6);
+  Outputs want{std::vector<float>(batch * 7), std::vector<float>(batch * 3)};
+  Outputs got = want;
+  std::vector<float> want_scores(batch), got_scores(batch);
+  ASSERT_OK(cpu->Run(planes, batch, want.logits, want.wdl, want_scores));
+  ASSERT_OK(bf16->Run(planes, batch, got.logits, got.wdl, got_scores));
+  EXPECT_THAT(got.logits, Pointwise(FloatNear(kBf16LogitTolerance), want.logits));
+  EXPECT_THAT(got.wdl, Pointwise(FloatNear(kBf16WdlTolerance), want.wdl));
+  EXPECT_THAT(got_scores, Pointwise(FloatNear(kBf16LogitTolerance), want_scores));
+  const Outputs without = RunOn(*bf16, planes, batch);
+  EXPECT_EQ(without.logits, got.logits);
+  EXPECT_EQ(without.wdl, got.wdl);
 }
 
 TEST_F(InferenceSessionGpuTest, EveryBatchSizeIsAnsweredRowForRowWithAndWithoutGraphs) {

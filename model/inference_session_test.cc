@@ -239,7 +239,7 @@ TEST_F(InferenceSessionTest, CheckpointMustMatchTheOptions) {
 }
 
 // A server started from flags (a shape without aux heads) follows a learner that trains them:
-// the heads' weights load, never run, and change nothing the server computes.
+// the heads' weights load and change no policy or value the server computes.
 TEST_F(InferenceSessionTest, AuxHeadsDoNotCountWhenMatchingTheOptions) {
   NetworkShape aux = SmallShape();
   aux.aux_heads = true;
@@ -255,6 +255,40 @@ TEST_F(InferenceSessionTest, AuxHeadsDoNotCountWhenMatchingTheOptions) {
   // Without aux heads the same seed gives the same outputs: the heads are extra parameters.
   ASSERT_OK_AND_ASSIGN(auto plain, InferenceSession::CreateFresh(SmallShape(), 5));
   EXPECT_EQ(RunOrDie(*plain, planes, 4).wdl, RunOrDie(*trained, planes, 4).wdl);
+}
+
+// The score head at inference (search's score utility): the same policy and value as without
+// it, one finite score per row that does not depend on the batch, and a clear error where the
+// network has no score head or the span is the wrong size.
+TEST_F(InferenceSessionTest, ScoresComeWithTheSameAnswersFromANetworkWithTheScoreHead) {
+  NetworkShape aux = SmallShape();
+  aux.aux_heads = true;
+  ASSERT_OK_AND_ASSIGN(auto session, InferenceSession::CreateFresh(aux, 5));
+  const int batch = 5;
+  const auto planes = RandomPlanes(aux, batch, 11);
+  const Outputs plain = RunOrDie(*session, planes, batch);
+  Outputs out{std::vector<float>(batch * 7), std::vector<float>(batch * 3)};
+  std::vector<float> scores(batch, NAN);
+  ASSERT_OK(session->Run(planes, batch, out.logits, out.wdl, scores));
+  EXPECT_EQ(out.logits, plain.logits);
+  EXPECT_EQ(out.wdl, plain.wdl);
+  for (const float s : scores) EXPECT_TRUE(std::isfinite(s));
+  EXPECT_NE(scores[0], scores[1]);  // a function of the position, not a constant
+  const int64_t plane_size = aux.PlaneSize();
+  for (int i = 0; i < batch; ++i) {
+    const std::vector<uint8_t> one(planes.begin() + i * plane_size,
+                                   planes.begin() + (i + 1) * plane_size);
+    std::vector<float> logits(7), wdl(3), score(1);
+    ASSERT_OK(session->Run(one, 1, logits, wdl, score));
+    EXPECT_NEAR(score[0], scores[i], 1e-4f);
+  }
+
+  std::vector<float> wrong(batch - 1);
+  EXPECT_THAT(session->Run(planes, batch, out.logits, out.wdl, wrong),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("scores")));
+  ASSERT_OK_AND_ASSIGN(auto no_head, InferenceSession::CreateFresh(SmallShape(), 5));
+  EXPECT_THAT(no_head->Run(planes, batch, out.logits, out.wdl, scores),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("no score head")));
 }
 
 // Global pooling changes what the network computes: a server whose shape says otherwise refuses

@@ -9,7 +9,9 @@
 //   2. InferenceSession::Run: policy logits z[i, a] and P(win), P(draw), P(loss);
 //   3. prior p[i, a] = exp(z[i, a] - m_i) / sum_{b legal} exp(z[i, b] - m_i) for legal a, with
 //      m_i the largest legal logit (a softmax over the legal actions only), and 0 for illegal a;
-//   4. value v[i] = P(win) - P(loss), for the player to move, in [-1, 1].
+//   4. value v[i] = P(win) - P(loss), for the player to move, in [-1, 1];
+//   5. EvaluateWithScores, from a network with the score head (aux_heads): the score head's
+//      output (points / sqrt(cells)); NaN from a network without one.
 //
 // Ownership: shares ownership of the session, so several evaluators (one per search thread)
 // can use one network.
@@ -57,6 +59,29 @@ class LocalEvaluator final : public search::Evaluator<G> {
   // errors otherwise.
   absl::Status Evaluate(std::span<const G> positions, std::span<float> policies,
                         std::span<float> values) override {
+    return Run(positions, policies, values, {});
+  }
+
+  // See search::Evaluator. The same forward pass, with the score head's output when the
+  // network has one.
+  absl::Status EvaluateWithScores(std::span<const G> positions, std::span<float> policies,
+                                  std::span<float> values, std::span<float> scores) override {
+    if (!session_->shape().aux_heads) {
+      return search::Evaluator<G>::EvaluateWithScores(positions, policies, values, scores);
+    }
+    ZF_RETURN_IF_ERROR(this->CheckScoresSize(scores.size(), positions.size()));
+    return Run(positions, policies, values, scores);
+  }
+
+  const InferenceSession& session() const { return *session_; }
+
+ private:
+  LocalEvaluator(std::shared_ptr<const InferenceSession> session, const G& game)
+      : session_(std::move(session)), plane_shape_(game.Shape()), name_(game.Name()) {}
+
+  // Evaluate, and the scores when `scores` is not empty (the network has the score head).
+  absl::Status Run(std::span<const G> positions, std::span<float> policies, std::span<float> values,
+                   std::span<float> scores) {
     const int64_t n = static_cast<int64_t>(positions.size());
     const int actions = session_->shape().num_actions;
     if (static_cast<int64_t>(policies.size()) != n * actions) {
@@ -83,7 +108,7 @@ class LocalEvaluator final : public search::Evaluator<G> {
     }
     wdl_.resize(n * 3);
     // The logits land in `policies` and are turned into priors in place.
-    ZF_RETURN_IF_ERROR(session_->Run(planes_, static_cast<int>(n), policies, wdl_));
+    ZF_RETURN_IF_ERROR(session_->Run(planes_, static_cast<int>(n), policies, wdl_, scores));
     for (int64_t i = 0; i < n; ++i) {
       std::span<float> row = policies.subspan(i * actions, actions);
       positions[i].LegalActions(&legal_);
@@ -110,12 +135,6 @@ class LocalEvaluator final : public search::Evaluator<G> {
     }
     return absl::OkStatus();
   }
-
-  const InferenceSession& session() const { return *session_; }
-
- private:
-  LocalEvaluator(std::shared_ptr<const InferenceSession> session, const G& game)
-      : session_(std::move(session)), plane_shape_(game.Shape()), name_(game.Name()) {}
 
   std::shared_ptr<const InferenceSession> session_;
   games::PlaneShape plane_shape_;

@@ -132,6 +132,31 @@ TEST(LocalEvaluatorTest, SessionsCanBeShared) {
   EXPECT_EQ(&a->session(), session.get());
 }
 
+TEST(LocalEvaluatorTest, ScoresFromANetworkWithTheScoreHeadAndNaNWithout) {
+  const games::ConnectFour start;
+  const std::vector<games::ConnectFour> positions = RandomPositions(start, 4, 5);
+  NetworkShape shape = NetworkShapeForGame(start, /*blocks=*/1, /*filters=*/16, 16);
+  shape.aux_heads = true;
+  ASSERT_OK_AND_ASSIGN(std::shared_ptr<const InferenceSession> scored,
+                       InferenceSession::CreateFresh(shape, 2));
+  for (const auto& session : {scored, SessionFor(start)}) {
+    ASSERT_NE(session, nullptr);
+    ASSERT_OK_AND_ASSIGN(auto evaluator,
+                         LocalEvaluator<games::ConnectFour>::Create(session, start));
+    std::vector<float> policies(28), values(4), scores(4, 0.0f), p2(28), v2(4);
+    ASSERT_OK(evaluator->EvaluateWithScores(positions, policies, values, scores));
+    ASSERT_OK(evaluator->Evaluate(positions, p2, v2));
+    EXPECT_EQ(policies, p2);
+    EXPECT_EQ(values, v2);
+    for (const float score : scores) {
+      EXPECT_EQ(std::isfinite(score), session->shape().aux_heads) << score;
+    }
+    std::vector<float> short_scores(3);
+    EXPECT_THAT(evaluator->EvaluateWithScores(positions, policies, values, short_scores),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("scores")));
+  }
+}
+
 TEST(LocalEvaluatorTest, NetworkMustFitTheGame) {
   ASSERT_OK_AND_ASSIGN(games::DotsAndBoxes three, games::DotsAndBoxes::Create(3, 3));
   ASSERT_OK_AND_ASSIGN(games::DotsAndBoxes two, games::DotsAndBoxes::Create(2, 3));

@@ -48,7 +48,8 @@ int64_t NetworkShape::ForwardFlops() const {
   macs += int64_t{GlobalPoolingBlocks()} * 2 * f * f;   // pooling blocks: linear 2f -> f
   macs += f * 2 * hw + 2 * hw * num_actions;            // policy: 1x1 to 2 planes, linear
   macs += f * hw + hw * value_hidden + int64_t{value_hidden} * 3;  // value head
-  // The aux heads are left out: inference never computes them.
+  // The aux heads are left out: inference computes only the score head, value_hidden
+  // multiply-adds (when asked for), and never the ownership head.
   return 2 * macs;
 }
 

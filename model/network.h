@@ -18,8 +18,9 @@
 //          logits (over all actions; masking illegal ones is the caller's job)
 //   value  conv 1x1 (filters -> 1) -> BN -> ReLU -> flatten (H*W) -> linear -> value_hidden
 //          -> ReLU -> linear -> 3 logits: win, draw, loss for the player to move
-//   with aux_heads (KataGo's auxiliary targets; only the learner computes them, inference
-//   never does):
+//   with aux_heads (KataGo's auxiliary targets; the learner trains both; inference never
+//   computes the ownership, and computes the score for search's score utility: on the CPU when
+//   a caller asks for it, on CUDA in every batch):
 //   ownership  conv 1x1 (filters -> 1, with bias) -> tanh: [H*W] in (-1, 1), +1 the player to
 //          move owns the cell at the end of the game (the learner takes it before the tanh)
 //   score  linear (value_hidden -> 1) on the value head's hidden layer: the final margin of the

@@ -10,9 +10,13 @@
 // instance are allowed unless the implementation says "Thread-safe".
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
+#include <limits>
 #include <span>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "games/game.h"
 
 namespace zf::search {
@@ -33,6 +37,31 @@ class Evaluator {
   // (Unavailable, Internal, ...) otherwise, with the outputs unspecified.
   virtual absl::Status Evaluate(std::span<const G> positions, std::span<float> policies,
                                 std::span<float> values) = 0;
+
+  // Evaluate, and scores[i]: the expected final margin of the player to move in positions[i],
+  // in points / sqrt(board cells) (a network's score head: model/network.h), or NaN where the
+  // evaluator has no score. `scores` has positions.size() floats. What search's score utility
+  // (search/mcts.h) reads. The default calls Evaluate and writes NaN: evaluators without a
+  // score need not override it.
+  // Returns: as Evaluate; InvalidArgument also if `scores` has the wrong size.
+  virtual absl::Status EvaluateWithScores(std::span<const G> positions, std::span<float> policies,
+                                          std::span<float> values, std::span<float> scores) {
+    absl::Status status = CheckScoresSize(scores.size(), positions.size());
+    if (status.ok()) status = Evaluate(positions, policies, values);
+    if (status.ok()) {
+      std::fill(scores.begin(), scores.end(), std::numeric_limits<float>::quiet_NaN());
+    }
+    return status;
+  }
+
+ protected:
+  // Returns: OK when `scores` floats were given for `positions` positions; InvalidArgument
+  // otherwise. For EvaluateWithScores overrides.
+  static absl::Status CheckScoresSize(size_t scores, size_t positions) {
+    if (scores == positions) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat("scores has ", scores, " floats, expected ", positions));
+  }
 };
 
 }  // namespace zf::search

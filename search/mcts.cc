@@ -39,6 +39,14 @@ absl::Status MctsOptions::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("forced_playout_k must be >= 0 (0 = off), got ", forced_playout_k));
   }
+  if (!(score_utility >= 0.0f) || !std::isfinite(score_utility)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("score_utility must be >= 0 (0 = off), got ", score_utility));
+  }
+  if (!(score_utility_scale > 0.0f) || !std::isfinite(score_utility_scale)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("score_utility_scale must be > 0, got ", score_utility_scale));
+  }
   return absl::OkStatus();
 }
 

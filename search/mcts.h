@@ -43,6 +43,27 @@
 // (forced visits are exploration, not evidence; the most visited child is never pruned, so a
 // temperature of 0 picks as before). The tree itself keeps every visit.
 //
+// Score utility (KataGo: Wu, "Accelerating Self-Play Learning in Go", 2019, score maximization;
+// simplified: a fixed center per search and the expected score, not its distribution), with
+// score_utility = lambda > 0: a leaf evaluated with a score s (the expected final margin of its
+// player to move, in points / sqrt(board cells), as the network's score head gives it) backs
+// up, next to its value v, the utility
+//
+//   u = lambda * (2 / pi) * atan((s0 - c0) / score_utility_scale)   for player 0, -u for player 1,
+//
+// where s0 is s seen from player 0 and c0 the score center: the mean score (player 0's view)
+// of the leaves the previous search had evaluated (terminal leaves are not evaluated and do not
+// count), carried over by Advance, or, for a new root (SetRoot), the root's own score.
+// Centering on what the search already expects keeps the utility steep where the game is, so a
+// won or lost position still plays for points. Edges and nodes keep the sums of u apart from
+// those of v: Q(s, a) and V(s) above use (W + U) / N, while RootValue, ChildStats::value and
+// so resignation see the win/loss value alone. A terminal leaf of a game with a final score
+// (games::GameWithFinalOwnership) backs up the utility of that score once a center is known; a
+// leaf without a score (NaN: an evaluator without a score head, a terminal of another game)
+// and any leaf before the first evaluated score back up u = 0, so with an evaluator that never
+// gives scores the search is the same as without score utility. Sums kept by tree reuse were
+// taken with the center of their search.
+//
 // Batching and collisions. CollectLeaves runs simulations until it has max_leaves leaves that
 // need an evaluation, the budget is reached, or a collision: a walk that ends on a leaf already
 // waiting for its evaluation. Virtual loss is applied only to walks that produced a leaf, so
@@ -61,7 +82,7 @@
 // Positions are not stored per node: a leaf's position is rebuilt by copying the root and
 // applying the path's actions, which for these games (trivially copyable values of 40-80 bytes
 // with an Apply of a few nanoseconds) costs less than storing a position per node would in
-// memory traffic, and keeps nodes at 32 bytes whatever the game. Advance(action) compacts the
+// memory traffic, and keeps nodes at 36 bytes whatever the game. Advance(action) compacts the
 // chosen child's subtree into the front of a second pair of arenas (breadth first, so siblings
 // stay adjacent) and swaps them, discarding everything else.
 //
@@ -110,6 +131,12 @@ struct MctsOptions {
   // Forced playouts and policy target pruning at the root of searches with noise (see above);
   // KataGo uses 2. 0 (default): off. Finite, >= 0.
   float forced_playout_k = 0.0f;
+  // Score utility (see above): lambda, 0 (default) off; finite, >= 0. KataGo's self-play uses
+  // 0.3 or so next to values in [-1, 1].
+  float score_utility = 0.0f;
+  // The score difference (in the score's unit, points / sqrt(board cells)) at which the
+  // utility reaches half of lambda; finite, > 0.
+  float score_utility_scale = 1.0f;
 
   // Returns: OK; InvalidArgument naming the first field out of range.
   absl::Status Validate() const;
@@ -137,7 +164,8 @@ struct ChildStats {
   int action = -1;
   float prior = 0.0f;  // after noise, if any
   int visits = 0;
-  float value = 0.0f;  // mean value for the player to move at the root; 0 when unvisited
+  float value = 0.0f;  // mean value (win/loss only) for the player to move at the root; 0 when
+                       // unvisited
 };
 
 namespace internal {
@@ -156,22 +184,26 @@ struct Node {
   int32_t n = 0;             // completed visits (own evaluation + backups through it)
   int32_t in_flight = 0;     // simulations in flight through (or waiting at) this node
   float w = 0.0f;            // sum of values for to_play
+  // Sum of score utilities for to_play; for a kTerminal node instead its final score from
+  // player 0's view (NaN when the game has none), from which each visit's utility is computed.
+  float u = 0.0f;
   float terminal_value0 = 0.0f;
   int16_t num_edges = 0;
   int8_t to_play = 0;
   NodeState state = NodeState::kNew;
 };
-static_assert(sizeof(Node) == 32);
+static_assert(sizeof(Node) == 36);
 
 struct Edge {
   float prior = 0.0f;
   float w = 0.0f;      // sum of values for the player to move at the parent
+  float u = 0.0f;      // sum of score utilities for the player to move at the parent
   int32_t n = 0;       // completed visits
   int32_t child = -1;  // node index, -1 until first traversed
   int16_t action = 0;
   int16_t in_flight = 0;
 };
-static_assert(sizeof(Edge) == 20);
+static_assert(sizeof(Edge) == 24);
 
 // Reusable buffers of one collect/evaluate/apply loop.
 template <games::Game G>
@@ -181,11 +213,13 @@ struct BatchScratch {
   std::vector<G> positions;
   std::vector<float> policies;
   std::vector<float> values;
+  std::vector<float> scores;
 };
 
 // Collects leaves from every search that is not done (done(search) says), evaluates them in one
-// Evaluate call per round, applies the results, until every search is done. Shared by
-// Mcts::Run, RunBatched and the self-play helpers.
+// Evaluate call per round (EvaluateWithScores when a search WantsScores()), applies the
+// results, until every search is done. Shared by Mcts::Run, RunBatched and the self-play
+// helpers.
 template <games::Game G, typename Search, typename DoneFn>
 absl::Status RunRounds(std::span<Search* const> searches, Evaluator<G>& evaluator,
                        int leaves_per_search, DoneFn done, BatchScratch<G>& s) {
@@ -223,7 +257,12 @@ absl::Status RunRounds(std::span<Search* const> searches, Evaluator<G>& evaluato
     for (const PendingLeaf<G>& leaf : s.leaves) s.positions.push_back(leaf.position);
     s.policies.resize(n * num_actions);
     s.values.resize(n);
-    const absl::Status status = evaluator.Evaluate(s.positions, s.policies, s.values);
+    bool wants_scores = false;
+    for (const int owner : s.owners) wants_scores = wants_scores || searches[owner]->WantsScores();
+    s.scores.assign(n, std::numeric_limits<float>::quiet_NaN());
+    const absl::Status status =
+        wants_scores ? evaluator.EvaluateWithScores(s.positions, s.policies, s.values, s.scores)
+                     : evaluator.Evaluate(s.positions, s.policies, s.values);
     if (!status.ok()) {
       for (size_t i = 0; i < n; ++i) searches[s.owners[i]]->CancelLeaf(s.leaves[i]);
       return status;
@@ -231,7 +270,7 @@ absl::Status RunRounds(std::span<Search* const> searches, Evaluator<G>& evaluato
     const std::span<const float> policies(s.policies);
     for (size_t i = 0; i < n; ++i) {
       searches[s.owners[i]]->ApplyEvaluation(
-          s.leaves[i], policies.subspan(i * num_actions, num_actions), s.values[i]);
+          s.leaves[i], policies.subspan(i * num_actions, num_actions), s.values[i], s.scores[i]);
     }
   }
 }
@@ -266,6 +305,7 @@ class Mcts {
     ZF_CHECK(game.NumActions() == num_actions_) << "SetRoot: different NumActions()";
     root_game_ = game;
     ResetTree();
+    score_center0_ = kNoScore;
   }
 
   // Plays `action` at the root and keeps the chosen child's subtree (its visit counts and
@@ -275,6 +315,11 @@ class Mcts {
   void Advance(int action) {
     ZF_CHECK(NumPending() == 0) << "Advance with " << NumPending() << " leaves pending";
     ZF_CHECK(root_game_.IsLegal(action)) << "Advance: illegal action " << action;
+    if (search_scores_ > 0) {
+      score_center0_ = static_cast<float>(search_score_sum0_ / static_cast<double>(search_scores_));
+    }
+    search_score_sum0_ = 0.0;
+    search_scores_ = 0;
     root_game_.Apply(action);
     int32_t child = -1;
     const Node& root = nodes_[kRoot];
@@ -341,7 +386,7 @@ class Mcts {
       }
       Node& leaf = nodes_[node];
       if (leaf.state == NodeState::kTerminal) {
-        Backup(node, leaf.terminal_value0, /*remove_virtual_loss=*/false);
+        Backup(node, leaf.terminal_value0, Utility0(leaf.u), /*remove_virtual_loss=*/false);
         ++stats_.terminal_backups;
         continue;
       }
@@ -357,7 +402,8 @@ class Mcts {
         ZF_DCHECK(returns[1] == -returns[0]) << "search assumes a zero-sum game";
         leaf.state = NodeState::kTerminal;
         leaf.terminal_value0 = returns[0];
-        Backup(node, returns[0], /*remove_virtual_loss=*/false);
+        leaf.u = UsesScore() ? FinalScore0(game) : kNoScore;
+        Backup(node, returns[0], Utility0(leaf.u), /*remove_virtual_loss=*/false);
         ++stats_.terminal_backups;
         continue;
       }
@@ -371,10 +417,12 @@ class Mcts {
   }
 
   // Expands `leaf` with `policy` (NumActions() floats; only legal actions are used, renormalised)
-  // and backs up `value` (for the player to move at the leaf), removing the leaf's virtual
-  // loss. Requires a leaf from this search's CollectLeaves since the last root change, not yet
-  // applied or cancelled, and policy.size() == NumActions() (ZF_CHECK).
-  void ApplyEvaluation(const PendingLeaf<G>& leaf, std::span<const float> policy, float value) {
+  // and backs up `value` and, with score utility on, the utility of `score` (both for the
+  // player to move at the leaf; score in points / sqrt(board cells), NaN for none), removing
+  // the leaf's virtual loss. Requires a leaf from this search's CollectLeaves since the last
+  // root change, not yet applied or cancelled, and policy.size() == NumActions() (ZF_CHECK).
+  void ApplyEvaluation(const PendingLeaf<G>& leaf, std::span<const float> policy, float value,
+                       float score = kNoScore) {
     ZF_CHECK(static_cast<int>(policy.size()) == num_actions_)
         << "policy has " << policy.size() << " entries, want " << num_actions_;
     ZF_CHECK(leaf.node >= 0 && leaf.node < static_cast<int32_t>(nodes_.size()) &&
@@ -407,7 +455,15 @@ class Mcts {
     node.state = NodeState::kExpanded;
     if (std::isnan(value)) value = 0.0f;
     value = std::clamp(value, -1.0f, 1.0f);
-    Backup(leaf.node, node.to_play == 0 ? value : -value, /*remove_virtual_loss=*/true);
+    float utility0 = 0.0f;
+    if (UsesScore() && std::isfinite(score)) {
+      const float score0 = node.to_play == 0 ? score : -score;
+      if (std::isnan(score_center0_)) score_center0_ = score0;  // a new root's own score
+      search_score_sum0_ += score0;
+      ++search_scores_;
+      utility0 = Utility0(score0);
+    }
+    Backup(leaf.node, node.to_play == 0 ? value : -value, utility0, /*remove_virtual_loss=*/true);
     ++stats_.evaluations;
   }
 
@@ -493,8 +549,9 @@ class Mcts {
     }
   }
 
-  // The root's mean value for its player to move, in [-1, 1]; 0 before the first visit and at
-  // a terminal root (whose outcome root_position().Returns() gives).
+  // The root's mean value (win/loss only, without score utility) for its player to move, in
+  // [-1, 1]; 0 before the first visit and at a terminal root (whose outcome
+  // root_position().Returns() gives).
   float RootValue() const {
     const Node& root = nodes_[kRoot];
     if (root.state == NodeState::kTerminal || root.n == 0) return 0.0f;
@@ -578,6 +635,12 @@ class Mcts {
   const G& root_position() const { return root_game_; }
   const MctsOptions& options() const { return options_; }
   const MctsStats& stats() const { return stats_; }
+  // Whether the search reads scores (score utility on): RunRounds asks the evaluator for them
+  // only then.
+  bool WantsScores() const { return UsesScore(); }
+  // The score center (player 0's view) of the current search's utility; NaN before the first
+  // score (or with score utility off).
+  float score_center0() const { return score_center0_; }
 
  private:
   using Node = internal::Node;
@@ -585,6 +648,7 @@ class Mcts {
   using NodeState = internal::NodeState;
   static constexpr int32_t kRoot = 0;
   static constexpr int32_t kMaxPending = std::numeric_limits<int16_t>::max();
+  static constexpr float kNoScore = std::numeric_limits<float>::quiet_NaN();
 
   Mcts(const G& root, const MctsOptions& options)
       : options_(options),
@@ -592,7 +656,9 @@ class Mcts {
         num_actions_(root.NumActions()),
         budget_(options.num_simulations),
         add_noise_(options.add_noise),
-        noise_rng_(options.seed) {
+        noise_rng_(options.seed),
+        inv_score_cells_(1.0f / std::sqrt(static_cast<float>(root.Shape().height) *
+                                          static_cast<float>(root.Shape().width))) {
     legal_.reserve(num_actions_);
     path_.reserve(root.MaxGameLength() + 1);
     ResetTree();
@@ -622,6 +688,8 @@ class Mcts {
     }
     nodes_.push_back(root);
     root_noised_ = false;
+    search_score_sum0_ = 0.0;
+    search_scores_ = 0;
   }
 
   int32_t NewNode(int32_t parent, int32_t parent_edge) {
@@ -639,7 +707,7 @@ class Mcts {
     const float parent_visits =
         static_cast<float>(node.n - 1) + vl * static_cast<float>(node.in_flight);
     const float cu = ExplorationFactor(parent_visits);
-    const float fpu = node.w / static_cast<float>(node.n) - options_.fpu_reduction;
+    const float fpu = (node.w + node.u) / static_cast<float>(node.n) - options_.fpu_reduction;
     // k * N(root): a child is forced while visits^2 < k * N * P.
     const float forced_kn =
         at_root && ForcesPlayouts() ? options_.forced_playout_k * parent_visits : 0.0f;
@@ -652,7 +720,7 @@ class Mcts {
       const Edge& e = edges[i];
       const float virtual_visits = vl * static_cast<float>(e.in_flight);
       const float visits = static_cast<float>(e.n) + virtual_visits;
-      const float q = visits > 0.0f ? (e.w - virtual_visits) / visits : fpu;
+      const float q = visits > 0.0f ? (e.w + e.u - virtual_visits) / visits : fpu;
       const float score = q + cu * e.prior / (1.0f + visits);
       const bool forced = visits * visits < forced_kn * e.prior;
       if (forced > best_forced || (forced == best_forced && score > best_score)) {
@@ -692,12 +760,12 @@ class Mcts {
     const float n_root = static_cast<float>(total);
     const float cu = ExplorationFactor(n_root);
     const Edge* best = &MostVisitedRootEdge();
-    const float best_score = best->w / static_cast<float>(best->n) +
+    const float best_score = (best->w + best->u) / static_cast<float>(best->n) +
                              cu * best->prior / (1.0f + static_cast<float>(best->n));
     ForEachRootEdge([&](const Edge& e) {
       float kept = static_cast<float>(e.n);
       if (&e != best && e.n > 0) {
-        const float q = e.w / static_cast<float>(e.n);
+        const float q = (e.w + e.u) / static_cast<float>(e.n);
         const float forced = std::sqrt(options_.forced_playout_k * e.prior * n_root);
         if (q < best_score) {
           // The fewest visits n with q + cu P / (1 + n) < best_score, but no fewer than the
@@ -719,24 +787,52 @@ class Mcts {
     }
   }
 
-  // Adds one visit with value v0 (for player 0) to `leaf` and every node and edge above it.
-  void Backup(int32_t leaf, float v0, bool remove_virtual_loss) {
+  // Adds one visit with value v0 and score utility u0 (both for player 0) to `leaf` and every
+  // node and edge above it.
+  void Backup(int32_t leaf, float v0, float u0, bool remove_virtual_loss) {
     const int in_flight_delta = remove_virtual_loss ? 1 : 0;
     Node* nd = &nodes_[leaf];
     nd->n += 1;
     nd->in_flight -= in_flight_delta;
-    if (nd->state != NodeState::kTerminal) nd->w += nd->to_play == 0 ? v0 : -v0;
+    if (nd->state != NodeState::kTerminal) {
+      nd->w += nd->to_play == 0 ? v0 : -v0;
+      nd->u += nd->to_play == 0 ? u0 : -u0;
+    }
     while (nd->parent >= 0) {
       Edge& e = edges_[nd->parent_edge];
       Node& p = nodes_[nd->parent];
       const float v = p.to_play == 0 ? v0 : -v0;
+      const float u = p.to_play == 0 ? u0 : -u0;
       e.n += 1;
       e.w += v;
+      e.u += u;
       e.in_flight = static_cast<int16_t>(e.in_flight - in_flight_delta);
       p.n += 1;
       p.w += v;
+      p.u += u;
       p.in_flight -= in_flight_delta;
       nd = &p;
+    }
+  }
+
+  bool UsesScore() const { return options_.score_utility > 0.0f; }
+
+  // Player 0's score utility for a score `score0` of player 0 (in points / sqrt(cells)); 0 with
+  // score utility off, a NaN score or no center yet.
+  float Utility0(float score0) const {
+    if (!UsesScore() || !std::isfinite(score0) || std::isnan(score_center0_)) return 0.0f;
+    constexpr float kTwoOverPi = 0.63661977f;
+    return options_.score_utility * kTwoOverPi *
+           std::atan((score0 - score_center0_) / options_.score_utility_scale);
+  }
+
+  // A terminal position's final score for player 0 in the score's unit, or NaN for a game
+  // without one.
+  float FinalScore0(const G& terminal) const {
+    if constexpr (games::GameWithFinalOwnership<G>) {
+      return static_cast<float>(terminal.FinalScore()) * inv_score_cells_;
+    } else {
+      return kNoScore;
     }
   }
 
@@ -809,6 +905,13 @@ class Mcts {
   std::vector<float> noise_;
   MctsStats stats_;
   internal::BatchScratch<G> scratch_;
+  // Score utility: 1 / sqrt(board cells); the center (player 0's view; NaN until known); the
+  // sum and count of the scores (player 0's view) this search has backed up since the last
+  // root change.
+  const float inv_score_cells_;
+  float score_center0_ = kNoScore;
+  double search_score_sum0_ = 0.0;
+  int64_t search_scores_ = 0;
 };
 
 // Runs every search in `searches` to Done(), putting the leaves of all of them (up to

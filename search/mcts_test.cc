@@ -85,6 +85,12 @@ TEST(MctsOptionsTest, RejectsOutOfRangeFields) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("dirichlet_epsilon")));
   EXPECT_THAT(bad([](MctsOptions& o) { o.forced_playout_k = -1; }),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("forced_playout_k")));
+  EXPECT_THAT(bad([](MctsOptions& o) { o.score_utility = -0.1f; }),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("score_utility")));
+  EXPECT_THAT(bad([](MctsOptions& o) { o.score_utility_scale = 0; }),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("score_utility_scale")));
+  EXPECT_THAT(bad([](MctsOptions& o) { o.score_utility_scale = INFINITY; }),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("score_utility_scale")));
   EXPECT_THAT(Mcts<TicTacToe>::Create(TicTacToe(), Sims(0)),
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
@@ -556,6 +562,74 @@ TEST(MctsTest, ArgmaxBreaksTiesAtRandom) {
   std::set<int> picked;
   for (int i = 0; i < 200; ++i) picked.insert(mcts->SelectAction(0.0f, rng));
   EXPECT_EQ(picked.size(), 7u);
+}
+
+// Connect Four scored by one cell: player 0 "wins 2 points" (in the score's unit) once it owns
+// the bottom cell of column 6, nothing otherwise; values are 0 everywhere. Within 100
+// simulations from the empty board no game ends, so no terminal value enters the sums.
+float Column6Score0(const ConnectFour& game) {
+  return game.CellOwner(ConnectFour::kRows - 1, 6) == 0 ? 2.0f : 0.0f;  // row 0 is the top
+}
+testing::ScoringEvaluator<ConnectFour> Column6Evaluator() {
+  return testing::ScoringEvaluator<ConnectFour>(
+      [](const ConnectFour&) { return 0.0f; },
+      [](const ConnectFour& g) { return g.ToPlay() == 0 ? Column6Score0(g) : -Column6Score0(g); });
+}
+
+TEST(MctsScoreUtilityTest, SteersTheSearchToTheBetterScoreAndLeavesValuesAlone) {
+  MctsOptions options = Sims(100);
+  options.score_utility = 0.5f;
+  auto evaluator = Column6Evaluator();
+  auto with = MakeMcts(ConnectFour(), options);
+  ASSERT_OK(with->Run(evaluator, /*batch_size=*/4));
+  EXPECT_EQ(with->BestAction(), 6);
+  EXPECT_GT(with->VisitCounts()[6], 40);
+  // Utilities move Q but not the win/loss values the search reports.
+  EXPECT_EQ(with->RootValue(), 0.0f);
+  for (const ChildStats& child : with->RootChildren()) EXPECT_EQ(child.value, 0.0f);
+  // The center is the root's own score.
+  EXPECT_EQ(with->score_center0(), 0.0f);
+
+  options.score_utility = 0.0f;
+  auto without = MakeMcts(ConnectFour(), options);
+  ASSERT_OK(without->Run(evaluator, /*batch_size=*/4));
+  EXPECT_LT(without->VisitCounts()[6], 30);
+  EXPECT_TRUE(std::isnan(without->score_center0()));
+}
+
+TEST(MctsScoreUtilityTest, AdvanceCentersTheNextSearchOnThisSearchsMeanScore) {
+  MctsOptions options = Sims(100);
+  options.score_utility = 0.5f;
+  auto evaluator = Column6Evaluator();
+  auto mcts = MakeMcts(ConnectFour(), options);
+  ASSERT_OK(mcts->Run(evaluator, /*batch_size=*/4));
+  const std::vector<int> visits = mcts->VisitCounts();
+  mcts->Advance(6);
+  // The search evaluated 100 leaves (the root, scored 0, among them); the visits[6] under
+  // column 6 scored 2 each, the others 0 or 2 (player 0 may take that cell later), so the mean
+  // is at least 2 * visits[6] / 100 and below 2.
+  const float center = mcts->score_center0();
+  EXPECT_GE(center, 2.0f * static_cast<float>(visits[6]) / 100.0f - 1e-4f);
+  EXPECT_LT(center, 2.0f);
+  // The next search keeps that center (the new root is not scored again: it was expanded).
+  mcts->SetSimulationBudget(mcts->RootVisits() + 50);
+  ASSERT_OK(mcts->Run(evaluator, /*batch_size=*/4));
+  EXPECT_EQ(mcts->score_center0(), center);
+  // SetRoot forgets it: the new root's own score becomes the center.
+  mcts->SetRoot(ConnectFour());
+  EXPECT_TRUE(std::isnan(mcts->score_center0()));
+}
+
+TEST(MctsScoreUtilityTest, LeavesWithoutAScoreBackUpNoUtility) {
+  MctsOptions options = Sims(200);
+  RecordingEvaluator<ConnectFour> evaluator;  // no scores: NaN
+  auto plain = MakeMcts(ConnectFour(), options);
+  ASSERT_OK(plain->Run(evaluator, 8));
+  options.score_utility = 0.5f;
+  auto scored = MakeMcts(ConnectFour(), options);
+  ASSERT_OK(scored->Run(evaluator, 8));
+  EXPECT_THAT(scored->VisitCounts(), ElementsAreArray(plain->VisitCounts()));
+  EXPECT_TRUE(std::isnan(scored->score_center0()));
 }
 
 TEST(MctsTest, RunReturnsTheEvaluatorErrorAndStaysUsable) {

@@ -36,6 +36,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <random>
 #include <span>
@@ -137,10 +138,14 @@ class SelfPlayGame {
     return added;
   }
 
+  // Whether the search reads scores (Mcts::WantsScores).
+  bool WantsScores() const { return mcts_->WantsScores(); }
+
   // Mcts::ApplyEvaluation; when the search is then complete, plays the move (and any following
   // move whose search is already complete). Same requirements as Mcts::ApplyEvaluation.
-  void ApplyEvaluation(const PendingLeaf<G>& leaf, std::span<const float> policy, float value) {
-    mcts_->ApplyEvaluation(leaf, policy, value);
+  void ApplyEvaluation(const PendingLeaf<G>& leaf, std::span<const float> policy, float value,
+                       float score = std::numeric_limits<float>::quiet_NaN()) {
+    mcts_->ApplyEvaluation(leaf, policy, value, score);
     while (!finished_ && mcts_->Done()) FinishMove();
   }
 

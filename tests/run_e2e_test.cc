@@ -149,6 +149,12 @@ TEST(RunE2eTest, GoDefaultsToAuxHeadsAndNoauxHeadsTurnsThemOff) {
   EXPECT_THAT(off, HasSubstr("\"aux_heads\": 0,"));
   EXPECT_THAT(off, HasSubstr("\"forced_playout_k\": 2,"));
   EXPECT_THAT(off_line, HasSubstr("network 1x8, forced playouts k=2, 2 replay shards"));
+  // Score utility: the run goes through with it (the server answers scores, the actor passes
+  // them to its searches) and records it. That the scores arrive and steer the search is
+  // tested in inference_service_test, remote_evaluator_client_test and mcts_test.
+  const auto [score_line, score] = run({"--score_utility", "0.3"});
+  EXPECT_THAT(score, HasSubstr("\"score_utility\": 0.3,"));
+  EXPECT_THAT(score_line, HasSubstr("with ownership and score heads, score utility 0.3, 2 replay"));
 }
 
 TEST(RunE2eTest, BadInputIsAUsageError) {
@@ -162,6 +168,10 @@ TEST(RunE2eTest, BadInputIsAUsageError) {
                    "--forced_playout_k");
   ExpectUsageError({"run", "--game", "tictactoe", "--forced_playout_k", "-3"},
                    "--forced_playout_k");
+  ExpectUsageError({"run", "--game", "go:5", "--score_utility", "1.5"}, "--score_utility");
+  ExpectUsageError({"run", "--game", "tictactoe", "--score_utility", "0.3"}, "score head");
+  ExpectUsageError({"run", "--game", "go:5", "--noaux_heads", "--score_utility", "0.3"},
+                   "score head");
   // Aux heads need a game with final ownership; the refusal leaves no run directory behind.
   const std::string aux_dir = TempDir("zf-run-aux");
   ExpectUsageError({"run", "--game", "connect4", "--aux_heads", "--dir", aux_dir},

@@ -120,6 +120,15 @@ absl::Status RunActor(const std::vector<std::string>& args) {
     }
     options.self_play.mcts.forced_playout_k = static_cast<float>(k);
   }
+  // With a served model that has no score head the answers carry no scores, and the utility
+  // stays 0 (search/mcts.h).
+  if (const double lambda = absl::GetFlag(FLAGS_score_utility); lambda != -1) {
+    if (!(lambda >= 0 && lambda <= 1)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--score_utility must be in 0..1, got ", lambda));
+    }
+    options.self_play.mcts.score_utility = static_cast<float>(lambda);
+  }
   options.max_games = absl::GetFlag(FLAGS_games);
   options.seed = absl::GetFlag(FLAGS_seed);
   if (local) {
@@ -330,19 +339,31 @@ std::vector<Command> ActorCommands() {
       {"actor",
        "self-play against an inference server, games into a run directory or replay shards",
        "zf actor --game G --inference ADDR (--out DIR | --replay ADDR1,ADDR2,...) [--workers N] "
-       "[--games_per_worker N] [--sims N] [--forced_playout_k K] [--games N (0 = until "
+       "[--games_per_worker N] [--sims N] [--forced_playout_k K] [--score_utility L] "
+       "[--games N (0 = until "
        "SIGINT/SIGTERM)] "
        "[--metrics_listen ADDR] [--acked_log FILE] [--seed S] [--json]",
-       WithLogFileFlag(WithTlsFlags({"game",       "inference",
-                                     "out",        "replay",
-                                     "workers",    "games_per_worker",
-                                     "sims",       "forced_playout_k",
-                                     "games",      "metrics_listen",
-                                     "acked_log",  "seed",
-                                     "json",       "local",
-                                     "checkpoint", "blocks",
-                                     "filters",    "global_pooling",
-                                     "device",     "precision",
+       WithLogFileFlag(WithTlsFlags({"game",
+                                     "inference",
+                                     "out",
+                                     "replay",
+                                     "workers",
+                                     "games_per_worker",
+                                     "sims",
+                                     "forced_playout_k",
+                                     "score_utility",
+                                     "games",
+                                     "metrics_listen",
+                                     "acked_log",
+                                     "seed",
+                                     "json",
+                                     "local",
+                                     "checkpoint",
+                                     "blocks",
+                                     "filters",
+                                     "global_pooling",
+                                     "device",
+                                     "precision",
                                      "cuda_graphs"})),
        RunActor, [](const std::vector<std::string>&) { return absl::GetFlag(FLAGS_local); }},
       {"games",

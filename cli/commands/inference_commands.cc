@@ -109,12 +109,10 @@ absl::Status RunInference(const std::vector<std::string>& args) {
   Model first;
   if (checkpoint.empty()) {
     ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
-    model::NetworkShape shape = games::VisitGame(config, [&](const auto& game) {
-      model::NetworkShape s = model::NetworkShapeForGame(game, absl::GetFlag(FLAGS_blocks),
-                                                         absl::GetFlag(FLAGS_filters));
-      s.global_pooling = absl::GetFlag(FLAGS_global_pooling);
-      return s;
-    });
+    ZF_ASSIGN_OR_RETURN(const model::NetworkShape shape,
+                        model::NetworkShapeForGame(config, absl::GetFlag(FLAGS_blocks),
+                                                   absl::GetFlag(FLAGS_filters),
+                                                   absl::GetFlag(FLAGS_global_pooling)));
     ZF_RETURN_IF_ERROR(shape.Validate());
     ZF_ASSIGN_OR_RETURN(first,
                         LoadModel("", config.name, shape, absl::GetFlag(FLAGS_seed), max_batch));

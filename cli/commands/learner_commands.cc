@@ -82,12 +82,10 @@ absl::Status RunLearner(const std::vector<std::string>& args) {
   }
   ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
   options.trainer.game = config.name;
-  ZF_RETURN_IF_ERROR(games::VisitGame(config, [&](const auto& game) {
-    options.trainer.shape =
-        model::NetworkShapeForGame(game, absl::GetFlag(FLAGS_blocks), absl::GetFlag(FLAGS_filters));
-    options.trainer.shape.global_pooling = absl::GetFlag(FLAGS_global_pooling);
-    return model::SetAuxHeads(game, absl::GetFlag(FLAGS_aux_heads), &options.trainer.shape);
-  }));
+  ZF_ASSIGN_OR_RETURN(options.trainer.shape,
+                      model::NetworkShapeForGame(
+                          config, absl::GetFlag(FLAGS_blocks), absl::GetFlag(FLAGS_filters),
+                          absl::GetFlag(FLAGS_global_pooling), absl::GetFlag(FLAGS_aux_heads)));
   options.trainer.seed = absl::GetFlag(FLAGS_seed);
   ZF_ASSIGN_OR_RETURN(options.trainer.optimizer,
                       learner::ParseOptimizerKind(absl::GetFlag(FLAGS_optimizer)));

@@ -36,13 +36,10 @@ std::string ManifestJson(const model::CheckpointManifest& m) {
 absl::Status RunNew(const std::string& out) {
   if (out.empty()) return absl::InvalidArgumentError("--out FILE is required");
   ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
-  model::NetworkShape shape;
-  ZF_RETURN_IF_ERROR(games::VisitGame(config, [&](const auto& game) {
-    shape =
-        model::NetworkShapeForGame(game, absl::GetFlag(FLAGS_blocks), absl::GetFlag(FLAGS_filters));
-    shape.global_pooling = absl::GetFlag(FLAGS_global_pooling);
-    return model::SetAuxHeads(game, absl::GetFlag(FLAGS_aux_heads), &shape);
-  }));
+  ZF_ASSIGN_OR_RETURN(const model::NetworkShape shape,
+                      model::NetworkShapeForGame(
+                          config, absl::GetFlag(FLAGS_blocks), absl::GetFlag(FLAGS_filters),
+                          absl::GetFlag(FLAGS_global_pooling), absl::GetFlag(FLAGS_aux_heads)));
   ZF_RETURN_IF_ERROR(shape.Validate());
   model::InferenceSession::Options options;
   options.shape = shape;

@@ -103,6 +103,7 @@ struct RunConfig {
   int shards = 2;
   int selfplay_sims = 0;        // 0: ActorOptions::ForGame's
   double forced_playout_k = 0;  // MctsOptions::forced_playout_k of self-play; 0: off
+  double score_utility = 0;     // MctsOptions::score_utility of self-play; 0: off
   bool aux_heads = false;       // NetworkShape::aux_heads
   bool global_pooling = false;  // NetworkShape::global_pooling
   int games_per_worker = 32;
@@ -121,14 +122,16 @@ struct RunConfig {
   std::string ToJson() const {
     return absl::StrFormat(
         "{\"game\": \"%s\", \"blocks\": %d, \"filters\": %d, \"shards\": %d, "
-        "\"selfplay_sims\": %d, \"forced_playout_k\": %g, \"aux_heads\": %d, "
+        "\"selfplay_sims\": %d, \"forced_playout_k\": %g, \"score_utility\": %g, "
+        "\"aux_heads\": %d, "
         "\"global_pooling\": %d, \"games_per_worker\": %d, \"max_batch\": %d, \"batch_size\": %d, "
         "\"lr\": %g, \"steps_per_checkpoint\": %d, \"capacity\": %d, \"min_size_to_sample\": %d, "
         "\"samples_per_insert\": %g, \"eval_games\": %d, \"eval_sims\": %d, \"eval_vs\": \"%s\", "
         "\"seed\": %d}\n",
-        game, blocks, filters, shards, selfplay_sims, forced_playout_k, aux_heads ? 1 : 0,
-        global_pooling ? 1 : 0, games_per_worker, max_batch, batch_size, lr, steps_per_checkpoint,
-        capacity, min_size_to_sample, samples_per_insert, eval_games, eval_sims, eval_vs, seed);
+        game, blocks, filters, shards, selfplay_sims, forced_playout_k, score_utility,
+        aux_heads ? 1 : 0, global_pooling ? 1 : 0, games_per_worker, max_batch, batch_size, lr,
+        steps_per_checkpoint, capacity, min_size_to_sample, samples_per_insert, eval_games,
+        eval_sims, eval_vs, seed);
   }
 };
 
@@ -215,6 +218,9 @@ absl::StatusOr<RunConfig> ReadConfig(const std::string& path) {
   // Absent from the run.json of runs started before it existed: off, as they ran.
   if (JsonField(json, "forced_playout_k")) {
     ZF_RETURN_IF_ERROR(num("forced_playout_k", &c.forced_playout_k));
+  }
+  if (JsonField(json, "score_utility")) {
+    ZF_RETURN_IF_ERROR(num("score_utility", &c.score_utility));
   }
   if (JsonField(json, "aux_heads")) {
     int aux = 0;
@@ -401,6 +407,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     }
     if (int v = absl::GetFlag(FLAGS_selfplay_sims); v != 0) config.selfplay_sims = v;
     if (double v = absl::GetFlag(FLAGS_forced_playout_k); v != -1) config.forced_playout_k = v;
+    if (double v = absl::GetFlag(FLAGS_score_utility); v != -1) config.score_utility = v;
     // Only a flag given on the command line overrides the game's default (--noaux_heads turns
     // Go's heads off).
     if (FlagGiven("aux_heads")) {
@@ -415,6 +422,14 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     if (!(config.forced_playout_k >= 0 && config.forced_playout_k <= 100)) {
       return absl::InvalidArgumentError(
           absl::StrCat("--forced_playout_k must be in 0..100, got ", config.forced_playout_k));
+    }
+    if (!(config.score_utility >= 0 && config.score_utility <= 1)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--score_utility must be in 0..1, got ", config.score_utility));
+    }
+    if (config.score_utility > 0 && !config.aux_heads) {
+      return absl::InvalidArgumentError(
+          "--score_utility needs a network with the score head (--aux_heads, Go only)");
     }
     if (int v = absl::GetFlag(FLAGS_eval_games); v >= 0) config.eval_games = v;
     if (int v = absl::GetFlag(FLAGS_eval_sims); v != 0) config.eval_sims = v;
@@ -459,12 +474,9 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
 
-  model::NetworkShape shape;
-  ZF_RETURN_IF_ERROR(games::VisitGame(game, [&](const auto& g) {
-    shape = model::NetworkShapeForGame(g, config.blocks, config.filters);
-    shape.global_pooling = config.global_pooling;
-    return model::SetAuxHeads(g, config.aux_heads, &shape);
-  }));
+  ZF_ASSIGN_OR_RETURN(const model::NetworkShape shape,
+                      model::NetworkShapeForGame(game, config.blocks, config.filters,
+                                                 config.global_pooling, config.aux_heads));
   // The components' informational lines go to DIR/zf.log; the terminal keeps progress, warnings
   // and errors. --log_file names another file ('-': everything on stderr, as before).
   std::string log_file = absl::GetFlag(FLAGS_log_file);
@@ -480,6 +492,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   if (config.forced_playout_k > 0) {
     absl::StrAppend(&extras, ", forced playouts k=", config.forced_playout_k);
   }
+  if (config.score_utility > 0) absl::StrAppend(&extras, ", score utility ", config.score_utility);
   std::cout << absl::StrFormat(
                    "zf run: %s, network %dx%d%s, %d replay shards, run directory %s%s%s", game.name,
                    config.blocks, config.filters, extras, config.shards, dir,
@@ -596,6 +609,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   ao.games_per_worker = config.games_per_worker;
   if (config.selfplay_sims > 0) ao.self_play.mcts.num_simulations = config.selfplay_sims;
   ao.self_play.mcts.forced_playout_k = static_cast<float>(config.forced_playout_k);
+  ao.self_play.mcts.score_utility = static_cast<float>(config.score_utility);
   ao.seed = config.seed + static_cast<uint64_t>(absl::ToUnixSeconds(absl::Now()));
   ZF_ASSIGN_OR_RETURN(std::shared_ptr<actor::AsyncEvaluator> evaluator,
                       actor::ConnectInference("unix:" + inference_socket, game.name));
@@ -860,13 +874,14 @@ std::vector<Command> RunCommands() {
        "the whole fleet in one process (replay shards, learner, inference server, actor) on "
        "loopback gRPC, with live progress and periodic evaluations",
        "zf run --game G [--dir DIR] [--minutes M] [--net BxF] [--shards N] [--selfplay_sims N] "
-       "[--forced_playout_k K] [--[no]aux_heads] [--global_pooling] "
+       "[--forced_playout_k K] [--score_utility L] [--[no]aux_heads] [--global_pooling] "
        "[--eval_vs SPEC,...] [--eval_games N] [--eval_sims N] [--progress_s S] [--fleet_view] "
        "[--metrics_listen ADDR] [--seed S]\n"
        "  zf run --resume --dir DIR [--minutes M]",
        WithLogFileFlag({"game", "dir", "minutes", "resume", "net", "shards", "selfplay_sims",
-                        "forced_playout_k", "aux_heads", "global_pooling", "eval_vs", "eval_games",
-                        "eval_sims", "progress_s", "fleet_view", "metrics_listen", "seed"}),
+                        "forced_playout_k", "score_utility", "aux_heads", "global_pooling",
+                        "eval_vs", "eval_games", "eval_sims", "progress_s", "fleet_view",
+                        "metrics_listen", "seed"}),
        RunRun},
   };
 }

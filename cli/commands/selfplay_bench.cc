@@ -183,11 +183,8 @@ absl::Status RunBenchSelfplay(const std::vector<std::string>& args) {
   const int blocks = absl::GetFlag(FLAGS_blocks);
   const int filters = absl::GetFlag(FLAGS_filters);
   const bool global_pooling = absl::GetFlag(FLAGS_global_pooling);
-  const model::NetworkShape shape = games::VisitGame(config, [&](const auto& game) {
-    model::NetworkShape s = model::NetworkShapeForGame(game, blocks, filters);
-    s.global_pooling = global_pooling;
-    return s;
-  });
+  ZF_ASSIGN_OR_RETURN(const model::NetworkShape shape,
+                      model::NetworkShapeForGame(config, blocks, filters, global_pooling));
   ZF_RETURN_IF_ERROR(shape.Validate());
   const int games_per_worker = absl::GetFlag(FLAGS_games_per_worker);
 

@@ -233,11 +233,8 @@ absl::Status InferenceBenchOptions::Validate() const {
 absl::StatusOr<InferenceBenchResult> RunInferenceBench(const InferenceBenchOptions& f) {
   ZF_RETURN_IF_ERROR(f.Validate());
   ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(f.game));
-  const model::NetworkShape shape = games::VisitGame(config, [&](const auto& game) {
-    model::NetworkShape s = model::NetworkShapeForGame(game, f.blocks, f.filters);
-    s.global_pooling = f.global_pooling;
-    return s;
-  });
+  ZF_ASSIGN_OR_RETURN(const model::NetworkShape shape,
+                      model::NetworkShapeForGame(config, f.blocks, f.filters, f.global_pooling));
   ZF_RETURN_IF_ERROR(shape.Validate());
   InferenceBenchResult result;
   result.options = f;
@@ -446,11 +443,8 @@ absl::Status StreamsBenchOptions::Validate() const {
 absl::StatusOr<StreamsBenchResult> RunStreamsBench(const StreamsBenchOptions& f) {
   ZF_RETURN_IF_ERROR(f.Validate());
   ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(f.game));
-  const model::NetworkShape shape = games::VisitGame(config, [&](const auto& game) {
-    model::NetworkShape s = model::NetworkShapeForGame(game, f.blocks, f.filters);
-    s.global_pooling = f.global_pooling;
-    return s;
-  });
+  ZF_ASSIGN_OR_RETURN(const model::NetworkShape shape,
+                      model::NetworkShapeForGame(config, f.blocks, f.filters, f.global_pooling));
   ZF_RETURN_IF_ERROR(shape.Validate());
   StreamsBenchResult result;
   result.options = f;

@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "common/status_macros.h"
 #include "games/game.h"
 #include "inference_server/client/remote_evaluator_client.h"
 #include "search/evaluator.h"
@@ -38,6 +39,20 @@ class RemoteEvaluator final : public search::Evaluator<G> {
   // client is closed, Internal for a malformed or non-finite answer).
   absl::Status Evaluate(std::span<const G> positions, std::span<float> policies,
                         std::span<float> values) override {
+    return Run(positions, policies, values, {});
+  }
+
+  // Evaluate, with the server's scores (NaN when its model has no score head).
+  absl::Status EvaluateWithScores(std::span<const G> positions, std::span<float> policies,
+                                  std::span<float> values, std::span<float> scores) override {
+    ZF_RETURN_IF_ERROR(this->CheckScoresSize(scores.size(), positions.size()));
+    return Run(positions, policies, values, scores);
+  }
+
+ private:
+  // Evaluate; fills `scores` too unless it is empty.
+  absl::Status Run(std::span<const G> positions, std::span<float> policies, std::span<float> values,
+                   std::span<float> scores) {
     const int64_t n = static_cast<int64_t>(positions.size());
     if (n == 0) return absl::OkStatus();
     const int actions = positions[0].NumActions();
@@ -92,11 +107,14 @@ class RemoteEvaluator final : public search::Evaluator<G> {
         return absl::InternalError(absl::StrCat("non-finite value for position ", i));
       }
       values[i] = std::clamp(value, -1.0f, 1.0f);
+      if (!scores.empty()) {
+        scores[i] =
+            result->score.empty() ? std::numeric_limits<float>::quiet_NaN() : result->score[i];
+      }
     }
     return absl::OkStatus();
   }
 
- private:
   RemoteEvaluatorClient* const client_;
   std::vector<uint8_t> planes_;
   std::vector<int> legal_;

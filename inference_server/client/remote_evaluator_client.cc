@@ -53,6 +53,11 @@ absl::StatusOr<RemoteEvaluatorClient::Result> Decode(const EvaluateResponse& res
   if (!wdl.ok()) return wdl.status();
   result.policy_logits = *std::move(logits);
   result.wdl = *std::move(wdl);
+  if (response.has_score()) {
+    absl::StatusOr<std::vector<float>> score = Unpack(response.score(), rows, 1, "score");
+    if (!score.ok()) return score.status();
+    result.score = *std::move(score);
+  }
   return result;
 }
 

@@ -51,6 +51,9 @@ class RemoteEvaluatorClient {
     int64_t model_version = 0;
     std::vector<float> policy_logits;  // rows * num_actions
     std::vector<float> wdl;            // rows * 3: P(win), P(draw), P(loss)
+    // rows expected final margins (points / sqrt(H * W)) for the player to move, when the
+    // server's model has a score head; empty otherwise.
+    std::vector<float> score;
   };
   // Runs exactly once per accepted Submit: the Result, or the request's non-retryable error
   // (InvalidArgument, Internal for a malformed answer, ...), or Cancelled when the client is

@@ -5,6 +5,7 @@
 #include "inference_server/client/remote_evaluator_client.h"
 
 #include <atomic>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <random>
@@ -82,6 +83,15 @@ class Answers {
                              result->policy_logits.begin() + i * kSpec.num_actions) &&
                   std::equal(wdl.begin(), wdl.end(), result->wdl.begin() + i * 3);
       }
+      if (correct) {
+        correct = result->score.size() == (expect_scores ? static_cast<size_t>(rows) : 0u);
+        for (int i = 0; correct && i < static_cast<int>(result->score.size()); ++i) {
+          correct =
+              result->score[i] == FakeBackend::Score(result->model_version,
+                                                     std::span<const uint8_t>(planes).subspan(
+                                                         i * kSpec.PlaneSize(), kSpec.PlaneSize()));
+        }
+      }
       absl::MutexLock lock(&mu_);
       ++done_;
       if (!correct) {
@@ -109,6 +119,9 @@ class Answers {
     absl::MutexLock lock(&mu_);
     return versions_;
   }
+
+  // Whether answers carry scores (a model with a score head); set before the first Expect.
+  bool expect_scores = false;
 
  private:
   absl::Mutex mu_;
@@ -148,6 +161,25 @@ TEST(RemoteEvaluatorClientTest, ManyRequestsInFlightAreMatchedToTheirAnswers) {
   EXPECT_EQ(answers.wrong(), 0) << answers.last_error();
   EXPECT_EQ(answers.versions(), (std::map<int64_t, int>{{7, kThreads * kPerThread}}));
   EXPECT_EQ(client->pending(), 0);
+}
+
+TEST(RemoteEvaluatorClientTest, ScoresComeBackFromAModelWithAScoreHead) {
+  ModelSpec spec = kSpec;
+  spec.score = true;
+  auto server = StartServer(Fake(/*version=*/4, spec));
+  ASSERT_NE(server, nullptr);
+  auto client = Client(server->port());
+  ASSERT_NE(client, nullptr);
+  Answers answers;
+  answers.expect_scores = true;
+  std::mt19937_64 rng(1);
+  for (int i = 0; i < 40; ++i) {
+    const int rows = 1 + i % 7;
+    std::vector<uint8_t> planes = RandomPlanes(rows, rng);
+    ASSERT_OK(client->Submit(planes, rows, answers.Expect(planes, rows)));
+  }
+  ASSERT_TRUE(answers.WaitFor(40));
+  EXPECT_EQ(answers.wrong(), 0) << answers.last_error();
 }
 
 TEST(RemoteEvaluatorClientTest, BadSubmitAndServerErrorsAreReported) {
@@ -271,6 +303,34 @@ TEST(RemoteEvaluatorTest, GivesPriorsOverLegalActionsAndValues) {
   }
   EXPECT_EQ(policies[9 + 4], 0.0f);  // the occupied centre is illegal after the first move
   EXPECT_GT(policies[9 + 0], 0.0f);
+  // This model has no score head: no scores (NaN), the same priors and values.
+  std::vector<float> scores(2), again(2 * 9), again_values(2);
+  ASSERT_OK(evaluator.EvaluateWithScores(positions, again, again_values, scores));
+  EXPECT_TRUE(std::isnan(scores[0]) && std::isnan(scores[1]));
+  EXPECT_EQ(again, policies);
+  EXPECT_EQ(again_values, values);
+}
+
+TEST(RemoteEvaluatorTest, GivesTheServersScoresWhenItsModelHasAScoreHead) {
+  games::TicTacToe game;
+  const games::PlaneShape shape = game.Shape();
+  const ModelSpec spec{.input_channels = shape.channels,
+                       .board_height = shape.height,
+                       .board_width = shape.width,
+                       .num_actions = game.NumActions(),
+                       .score = true};
+  auto server = StartServer(Fake(3, spec));
+  ASSERT_NE(server, nullptr);
+  auto client = Client(server->port(), spec);
+  RemoteEvaluator<games::TicTacToe> evaluator(client.get());
+  std::vector<games::TicTacToe> positions = {game};
+  std::vector<float> policies(9), values(1), scores(1);
+  ASSERT_OK(evaluator.EvaluateWithScores(positions, policies, values, scores));
+  std::vector<uint8_t> planes(spec.PlaneSize());
+  game.Encode(planes.data());
+  EXPECT_EQ(scores[0], FakeBackend::Score(3, planes));
+  EXPECT_EQ(evaluator.EvaluateWithScores(positions, policies, values, {}).code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

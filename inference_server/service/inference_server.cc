@@ -119,7 +119,9 @@ absl::Status InferenceServer::SwapBackendLocked(std::shared_ptr<Backend> backend
     if (shut_down_) return absl::FailedPreconditionError("InferenceServer: shut down");
   }
   if (backend == nullptr) return absl::InvalidArgumentError("InferenceServer: null backend");
-  if (!(backend->spec() == batcher_->spec())) {
+  // The score head may come or go (a server started from flags without it takes a learner's
+  // --aux_heads checkpoints): the batcher asks each model for what it has.
+  if (!backend->spec().SameInputsAndActions(batcher_->spec())) {
     return absl::InvalidArgumentError(absl::StrCat("new model has shape ",
                                                    backend->spec().DebugString(), ", serving ",
                                                    batcher_->spec().DebugString()));

@@ -222,6 +222,9 @@ class InferenceService::Stream final
       response.set_model_version(result->model_version);
       PackFloats(result->policy_logits, result->rows, actions, response.mutable_policy_logits());
       PackFloats(result->wdl, result->rows, ModelSpec::kWdlSize, response.mutable_wdl());
+      if (!result->scores.empty()) {
+        PackFloats(result->scores, result->rows, 1, response.mutable_score());
+      }
     }
     absl::MutexLock lock(&mu_);
     unanswered_.erase(seq);
@@ -387,6 +390,7 @@ grpc::ServerUnaryReactor* InferenceService::GetModelInfo(
   response->set_board_width(spec.board_width);
   response->set_num_actions(spec.num_actions);
   response->set_max_request_rows(options_.max_request_rows);
+  response->set_score(options_.batcher->serving_scores());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);
   return reactor;

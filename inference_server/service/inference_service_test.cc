@@ -254,6 +254,7 @@ TEST(InferenceServiceTest, GetModelInfoDescribesTheModel) {
   EXPECT_EQ(info.board_width(), 7);
   EXPECT_EQ(info.num_actions(), 7);
   EXPECT_EQ(info.max_request_rows(), kMaxRequestRows);
+  EXPECT_FALSE(info.score());  // kSpec has no score head
 }
 
 grpc::health::v1::HealthCheckResponse::ServingStatus Health(int port) {
@@ -286,6 +287,56 @@ TEST(InferenceServiceTest, HealthIsNotServingUntilWarmedUpAndWhileDraining) {
   EXPECT_EQ(Health(server.port()), grpc::health::v1::HealthCheckResponse::SERVING);
   server.Shutdown();
   EXPECT_FALSE(server.serving());
+}
+
+// A reload may add or drop the score head (a server started from flags serves a learner's
+// --aux_heads checkpoints): ModelInfo says which, and answers carry scores only from a model
+// that has it.
+TEST(InferenceServiceTest, ReloadMayAddOrDropTheScoreHead) {
+  ModelSpec scored = kSpec;
+  scored.score = true;
+  std::map<std::string, std::shared_ptr<Backend>> checkpoints = {{"aux", Fake(2, scored)},
+                                                                 {"plain", Fake(3)}};
+  InferenceServer::Options options = ServerOptions(Fake(1));
+  options.loader = [&](const std::string& path) -> absl::StatusOr<std::shared_ptr<Backend>> {
+    return checkpoints.at(path);
+  };
+  auto server = StartServer(std::move(options));
+  ASSERT_NE(server, nullptr);
+  auto stub = Stub(server->port());
+  auto info_score = [&] {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    zerofleet::v1::ModelInfo info;
+    EXPECT_TRUE(stub->GetModelInfo(&context, {}, &info).ok());
+    return info.score();
+  };
+  std::mt19937_64 rng(3);
+  auto ask = [&](uint64_t id) {
+    const EvaluateRequest request = Request(id, 3, rng);
+    std::map<uint64_t, EvaluateResponse> answers = Exchange(*stub, {request});
+    EXPECT_EQ(answers.size(), 1u);
+    ExpectCorrectAnswer(request, answers[id]);
+    return std::make_pair(request, answers[id]);
+  };
+  EXPECT_FALSE(info_score());
+  EXPECT_FALSE(ask(1).second.has_score());
+
+  ASSERT_OK(server->Reload("aux"));
+  EXPECT_TRUE(info_score());
+  const auto [request, response] = ask(2);
+  ASSERT_THAT(response.score().shape(), ::testing::ElementsAre(3, 1));
+  const std::vector<float> scores = Floats(response.score());
+  const auto* bytes = reinterpret_cast<const uint8_t*>(request.planes().data().data());
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(scores[i], FakeBackend::Score(
+                             2, std::span<const uint8_t>(bytes + i * kSpec.PlaneSize(),
+                                                         static_cast<size_t>(kSpec.PlaneSize()))));
+  }
+
+  ASSERT_OK(server->Reload("plain"));
+  EXPECT_FALSE(info_score());
+  EXPECT_FALSE(ask(3).second.has_score());
 }
 
 TEST(InferenceServiceTest, HotReloadDuringTrafficFailsNothingAndVersionsNeverGoDown) {

@@ -34,7 +34,8 @@ namespace zf::model::internal {
 namespace {
 
 // One static graph per slot and bucket: the graph reads Slot::device_planes[0:batch] and
-// writes `output` ([batch, A + 3] float32) in place on every replay.
+// writes `output` ([batch, A + 3], or A + 4 with the score head, float32) in place on every
+// replay.
 struct BucketGraph {
   int batch = 0;
   std::unique_ptr<at::cuda::CUDAGraph> graph;  // null without graphs
@@ -45,20 +46,29 @@ struct Slot {
   explicit Slot(c10::cuda::CUDAStream s) : compute(s) {}
   c10::cuda::CUDAStream compute;
   at::Tensor host_planes;    // pinned uint8 [max_batch, C, H, W]
-  at::Tensor host_output;    // pinned float [max_batch, A + 3]
+  at::Tensor host_output;    // pinned float [max_batch, A + 3 (+ 1 with the score head)]
   at::Tensor device_planes;  // uint8 [max_batch, C, H, W]: the graphs' static input
   at::cuda::CUDAEvent uploaded, computed, downloaded;
   std::vector<BucketGraph> buckets;
 };
 
 // The network on uint8 planes already on the device: [n, A + 3] float32 (logits, then the
-// softmax of the value head), computed on the current stream.
+// softmax of the value head), and with aux_heads [n, A + 4] (the score last: every batch
+// computes it, so one graph per bucket serves callers that want it and callers that do not),
+// computed on the current stream.
 at::Tensor ComputeOutput(ResidualNetImpl& net, const at::Tensor& planes, c10::ScalarType dtype) {
   at::Tensor x = planes.to(dtype).contiguous(at::MemoryFormat::ChannelsLast);
-  NetworkOutput out = Forward(net, x);
+  const bool with_score = ShapeOf(net).aux_heads;
+  NetworkOutput out = with_score ? ForwardWithScore(net, x) : Forward(net, x);
   at::Tensor logits = out.policy_logits.to(at::kFloat);
   at::Tensor wdl = out.wdl_logits.to(at::kFloat).softmax(/*dim=*/1);
-  return at::cat({logits, wdl}, /*dim=*/1);
+  if (!with_score) return at::cat({logits, wdl}, /*dim=*/1);
+  return at::cat({logits, wdl, out.score.to(at::kFloat).unsqueeze(1)}, /*dim=*/1);
+}
+
+// Floats per row of ComputeOutput's result.
+int64_t OutputWidth(const NetworkShape& shape) {
+  return int64_t{shape.num_actions} + 3 + (shape.aux_heads ? 1 : 0);
 }
 
 }  // namespace
@@ -163,7 +173,7 @@ absl::StatusOr<std::unique_ptr<CudaRunner>> CudaRunner::Create(const ResidualNet
         const int64_t b = options.max_batch;
         const std::vector<int64_t> plane_sizes = {b, shape.input_channels, shape.board_height,
                                                   shape.board_width};
-        const int64_t out_width = int64_t{shape.num_actions} + 3;
+        const int64_t out_width = OutputWidth(shape);
         const auto pinned_u8 = at::TensorOptions().dtype(at::kByte).pinned_memory(true);
         const auto pinned_f32 = at::TensorOptions().dtype(at::kFloat).pinned_memory(true);
         const auto device_u8 = at::TensorOptions().dtype(at::kByte).device(options.device);
@@ -220,7 +230,8 @@ absl::StatusOr<std::unique_ptr<CudaRunner>> CudaRunner::Create(const ResidualNet
 }
 
 absl::Status CudaRunner::Run(std::span<const uint8_t> planes, int batch,
-                             std::span<float> policy_logits, std::span<float> wdl_probs) {
+                             std::span<float> policy_logits, std::span<float> wdl_probs,
+                             std::span<float> scores) {
   State& st = *state_;
   int index = -1;
   {
@@ -266,11 +277,12 @@ absl::Status CudaRunner::Run(std::span<const uint8_t> planes, int batch,
     }
     slot.downloaded.synchronize();
     const int64_t actions = st.shape.num_actions;
-    const int64_t width = actions + 3;
+    const int64_t width = OutputWidth(st.shape);
     const float* out = slot.host_output.data_ptr<float>();
     for (int64_t i = 0; i < n; ++i) {
       std::memcpy(policy_logits.data() + i * actions, out + i * width, actions * sizeof(float));
       std::memcpy(wdl_probs.data() + i * 3, out + i * width + actions, 3 * sizeof(float));
+      if (!scores.empty()) scores[i] = out[i * width + actions + 3];
     }
   });
   absl::MutexLock lock(&st.mu);

@@ -11,7 +11,8 @@
 //      as a CUDA graph replay when graphs are on (one graph per slot and bucket, captured at
 //      Create), else as ordinary kernel launches. uint8 -> dtype conversion, the network in
 //      dtype (bf16 by default: tensor cores) with channels-last activations, float32 logits and
-//      a float32 softmax of the value head, written as one [b, A + 3] float tensor;
+//      a float32 softmax of the value head (and, for a network with aux_heads, the score
+//      head's output), written as one [b, A + 3] (or [b, A + 4]) float tensor;
 //   5. on the runner's download stream, after the compute event: a device-to-host copy of the
 //      n rows into the slot's pinned output buffer, then an event the caller waits on;
 //   6. copies the outputs into the caller's buffers and frees the slot.
@@ -69,11 +70,12 @@ class CudaRunner {
   CudaRunner(const CudaRunner&) = delete;
   CudaRunner& operator=(const CudaRunner&) = delete;
 
-  // As InferenceSession::Run (the caller has checked the sizes; 1 <= batch <= max_batch).
+  // As InferenceSession::Run (the caller has checked the sizes; 1 <= batch <= max_batch;
+  // `scores` empty or, for a network with aux_heads, `batch` floats).
   // Blocks while every slot is busy, then for one upload, forward pass and download.
   // Returns: OK; ResourceExhausted (out of memory); Internal (another CUDA or LibTorch error).
   absl::Status Run(std::span<const uint8_t> planes, int batch, std::span<float> policy_logits,
-                   std::span<float> wdl_probs);
+                   std::span<float> wdl_probs, std::span<float> scores);
 
   const CudaRunnerOptions& options() const { return options_; }
 

@@ -39,7 +39,8 @@ class ResidualNetImpl;  // model/internal/residual_net.h
 struct NetworkOutput {
   at::Tensor policy_logits;  // float [N, num_actions]
   at::Tensor wdl_logits;     // float [N, 3]: win, draw, loss for the player to move
-  // Only from ForwardWithAux on a network with aux_heads; undefined otherwise.
+  // Only from ForwardWithAux on a network with aux_heads (score also from ForwardWithScore);
+  // undefined otherwise.
   // float [N, H*W]: u, with tanh(u) in (-1, 1) the predicted final owner of each cell from
   // the mover's side (+1: the player to move)
   at::Tensor ownership_logits;
@@ -83,6 +84,10 @@ NetworkOutput Forward(ResidualNetImpl& net, const at::Tensor& input);
 // Forward plus the ownership and score heads when the shape has aux_heads (the learner's
 // pass). Throws c10::Error.
 NetworkOutput ForwardWithAux(ResidualNetImpl& net, const at::Tensor& input);
+
+// Forward plus the score head (inference for search's score utility). Requires a network with
+// aux_heads (ZF_CHECK). Throws c10::Error.
+NetworkOutput ForwardWithScore(ResidualNetImpl& net, const at::Tensor& input);
 
 // The weights blob of a checkpoint: a LibTorch archive (torch::save) of every parameter and
 // buffer, written from CPU copies whatever device `net` is on.

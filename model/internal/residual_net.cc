@@ -108,18 +108,17 @@ ResidualNetImpl::ResidualNetImpl(const NetworkShape& shape) : shape_(shape) {
   }
 }
 
-NetworkOutput ResidualNetImpl::Run(const torch::Tensor& input, bool with_aux) {
-  ZF_CHECK(!with_aux || shape_.aux_heads) << "ForwardWithAux on a network without aux heads";
+NetworkOutput ResidualNetImpl::Run(const torch::Tensor& input, Heads heads) {
+  ZF_CHECK(heads == Heads::kPolicyValue || shape_.aux_heads)
+      << "the ownership or score head asked of a network without aux heads";
   torch::Tensor x = stem_bn_(stem_conv_(input)).relu_();
   for (ResidualBlock& block : blocks_) x = block(x);
   torch::Tensor policy = policy_bn_(policy_conv_(x)).relu_().flatten(1);
   torch::Tensor value = value_bn_(value_conv_(x)).relu_().flatten(1);
   value = value_fc1_(value).relu_();
   NetworkOutput out{policy_fc_(policy), value_fc2_(value)};
-  if (with_aux) {
-    out.ownership_logits = ownership_conv_(x).flatten(1);
-    out.score = score_fc_(value).squeeze(1);
-  }
+  if (heads == Heads::kAll) out.ownership_logits = ownership_conv_(x).flatten(1);
+  if (heads != Heads::kPolicyValue) out.score = score_fc_(value).squeeze(1);
   return out;
 }
 
@@ -177,6 +176,10 @@ NetworkOutput Forward(ResidualNetImpl& net, const torch::Tensor& input) {
 
 NetworkOutput ForwardWithAux(ResidualNetImpl& net, const torch::Tensor& input) {
   return net.shape().aux_heads ? net.ForwardWithAux(input) : net.forward(input);
+}
+
+NetworkOutput ForwardWithScore(ResidualNetImpl& net, const torch::Tensor& input) {
+  return net.ForwardWithScore(input);
 }
 
 absl::StatusOr<std::shared_ptr<ResidualNetImpl>> CopyForInference(const ResidualNetImpl& net,

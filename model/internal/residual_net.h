@@ -54,9 +54,12 @@ class ResidualNetImpl : public torch::nn::Module {
   explicit ResidualNetImpl(const NetworkShape& shape);
 
   // `input`: float [N, C, H, W] on the module's device (see PlanesToInput).
-  NetworkOutput forward(const torch::Tensor& input) { return Run(input, /*with_aux=*/false); }
+  NetworkOutput forward(const torch::Tensor& input) { return Run(input, Heads::kPolicyValue); }
   // forward plus the ownership and score heads (requires shape().aux_heads).
-  NetworkOutput ForwardWithAux(const torch::Tensor& input) { return Run(input, true); }
+  NetworkOutput ForwardWithAux(const torch::Tensor& input) { return Run(input, Heads::kAll); }
+  // forward plus the score head only (requires shape().aux_heads): what search's score
+  // utility needs at inference.
+  NetworkOutput ForwardWithScore(const torch::Tensor& input) { return Run(input, Heads::kScore); }
 
   const NetworkShape& shape() const { return shape_; }
 
@@ -67,7 +70,8 @@ class ResidualNetImpl : public torch::nn::Module {
   void ResetParameters(uint64_t seed);
 
  private:
-  NetworkOutput Run(const torch::Tensor& input, bool with_aux);
+  enum class Heads { kPolicyValue, kScore, kAll };
+  NetworkOutput Run(const torch::Tensor& input, Heads heads);
 
   NetworkShape shape_;
   torch::nn::Conv2d stem_conv_{nullptr};

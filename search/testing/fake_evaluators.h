@@ -57,4 +57,36 @@ class RecordingEvaluator final : public Evaluator<G> {
   UniformEvaluator<G> uniform_;
 };
 
+// Uniform priors, values from `value_fn` and scores from `score_fn` (both for the player to
+// move), through EvaluateWithScores; Evaluate alone answers the same without scores.
+template <games::Game G>
+class ScoringEvaluator final : public Evaluator<G> {
+ public:
+  using Fn = std::function<float(const G&)>;
+  ScoringEvaluator(Fn value_fn, Fn score_fn)
+      : value_fn_(std::move(value_fn)), score_fn_(std::move(score_fn)) {}
+
+  absl::Status Evaluate(std::span<const G> positions, std::span<float> policies,
+                        std::span<float> values) override {
+    absl::Status status = uniform_.Evaluate(positions, policies, values);
+    if (!status.ok()) return status;
+    for (size_t i = 0; i < positions.size(); ++i) values[i] = value_fn_(positions[i]);
+    return absl::OkStatus();
+  }
+
+  absl::Status EvaluateWithScores(std::span<const G> positions, std::span<float> policies,
+                                  std::span<float> values, std::span<float> scores) override {
+    if (scores.size() != positions.size()) return absl::InvalidArgumentError("scores size");
+    absl::Status status = Evaluate(positions, policies, values);
+    if (!status.ok()) return status;
+    for (size_t i = 0; i < positions.size(); ++i) scores[i] = score_fn_(positions[i]);
+    return absl::OkStatus();
+  }
+
+ private:
+  Fn value_fn_;
+  Fn score_fn_;
+  UniformEvaluator<G> uniform_;
+};
+
 }  // namespace zf::search::testing
