@@ -28,9 +28,8 @@ absl::Status ModelSpec::Validate() const {
                                                    kMaxActions, "], got ", num_actions));
   }
   if (PlaneSize() > kMaxPlaneBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("model spec: a position's planes (",
-                                                   PlaneSize(), " bytes) exceed ",
-                                                   kMaxPlaneBytes, " bytes"));
+    return absl::InvalidArgumentError(absl::StrCat("model spec: a position's planes (", PlaneSize(),
+                                                   " bytes) exceed ", kMaxPlaneBytes, " bytes"));
   }
   return absl::OkStatus();
 }
@@ -50,9 +49,9 @@ absl::Status ValidateRunArguments(const ModelSpec& spec, int max_batch,
   }
   const size_t expected_planes = static_cast<size_t>(batch * spec.PlaneSize());
   if (planes.size() != expected_planes) {
-    return absl::InvalidArgumentError(absl::StrCat("planes: expected ", expected_planes,
-                                                   " bytes (", batch, " x ", spec.DebugString(),
-                                                   "), got ", planes.size()));
+    return absl::InvalidArgumentError(absl::StrCat("planes: expected ", expected_planes, " bytes (",
+                                                   batch, " x ", spec.DebugString(), "), got ",
+                                                   planes.size()));
   }
   const size_t expected_logits = static_cast<size_t>(batch) * spec.num_actions;
   if (policy_logits.size() != expected_logits) {

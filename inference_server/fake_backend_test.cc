@@ -20,8 +20,8 @@ using ::testing::HasSubstr;
 using ::zf::testing::StatusIs;
 using ::zf::testing::WaitFor;
 
-constexpr ModelSpec kSpec{.input_channels = 1, .board_height = 2, .board_width = 2,
-                          .num_actions = 4};
+constexpr ModelSpec kSpec{
+    .input_channels = 1, .board_height = 2, .board_width = 2, .num_actions = 4};
 
 TEST(FakeBackendTest, OutputsDependOnlyOnEachPositionsBytesAndTheVersion) {
   ASSERT_OK_AND_ASSIGN(auto backend, FakeBackend::Create({.spec = kSpec, .version = 3}));
@@ -73,8 +73,8 @@ TEST(FakeBackendTest, RejectsBadArgumentsAndOptions) {
                               std::span<float>(scores).first(1)),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("scores: expected 2")));
   EXPECT_EQ(backend->NumRuns(), 0);
-  EXPECT_THAT(FakeBackend::Create({.spec = {}}), StatusIs(absl::StatusCode::kInvalidArgument,
-                                                          HasSubstr("input_channels")));
+  EXPECT_THAT(FakeBackend::Create({.spec = {}}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("input_channels")));
   EXPECT_THAT(FakeBackend::Create({.spec = kSpec, .max_batch = 0}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("max_batch")));
 }
@@ -110,9 +110,9 @@ TEST(FakeBackendTest, PausedRunsBlockUntilResumed) {
 
 TEST(FakeBackendTest, DelayIsSleptOnTheInjectedClock) {
   FakeClock clock;
-  ASSERT_OK_AND_ASSIGN(auto backend, FakeBackend::Create({.spec = kSpec,
-                                                          .delay = absl::Milliseconds(5),
-                                                          .clock = &clock}));
+  ASSERT_OK_AND_ASSIGN(
+      auto backend,
+      FakeBackend::Create({.spec = kSpec, .delay = absl::Milliseconds(5), .clock = &clock}));
   absl::Notification done;
   Thread runner("runner", [&] {
     std::vector<uint8_t> planes(4);

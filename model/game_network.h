@@ -43,9 +43,9 @@ NetworkShape NetworkShapeForGame(const G& game, int blocks = NetworkShape{}.bloc
 template <games::Game G>
 absl::Status SetAuxHeads(const G& game, bool on, NetworkShape* shape) {
   if (on && !games::GameWithFinalOwnership<G>) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "aux heads (ownership and score) need a game with final ownership (Go); ", game.Name(),
-        " has none"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("aux heads (ownership and score) need a game with final ownership (Go); ",
+                     game.Name(), " has none"));
   }
   shape->aux_heads = on;
   return absl::OkStatus();

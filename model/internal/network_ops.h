@@ -44,7 +44,7 @@ struct NetworkOutput {
   // float [N, H*W]: u, with tanh(u) in (-1, 1) the predicted final owner of each cell from
   // the mover's side (+1: the player to move)
   at::Tensor ownership_logits;
-  at::Tensor score;          // float [N]: its final margin / sqrt(H*W)
+  at::Tensor score;  // float [N]: its final margin / sqrt(H*W)
 };
 
 // A new network on the CPU, in training mode, initialized deterministically from `seed`
