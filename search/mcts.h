@@ -257,8 +257,8 @@ absl::Status RunRounds(std::span<Search* const> searches, Evaluator<G>& evaluato
     for (const PendingLeaf<G>& leaf : s.leaves) s.positions.push_back(leaf.position);
     s.policies.resize(n * num_actions);
     s.values.resize(n);
-    bool wants_scores = false;
-    for (const int owner : s.owners) wants_scores = wants_scores || searches[owner]->WantsScores();
+    const bool wants_scores = std::any_of(searches.begin(), searches.end(),
+                                          [](const Search* x) { return x->WantsScores(); });
     s.scores.assign(n, std::numeric_limits<float>::quiet_NaN());
     const absl::Status status =
         wants_scores ? evaluator.EvaluateWithScores(s.positions, s.policies, s.values, s.scores)
@@ -402,7 +402,7 @@ class Mcts {
         ZF_DCHECK(returns[1] == -returns[0]) << "search assumes a zero-sum game";
         leaf.state = NodeState::kTerminal;
         leaf.terminal_value0 = returns[0];
-        leaf.u = UsesScore() ? FinalScore0(game) : kNoScore;
+        leaf.u = WantsScores() ? FinalScore0(game) : kNoScore;
         Backup(node, returns[0], Utility0(leaf.u), /*remove_virtual_loss=*/false);
         ++stats_.terminal_backups;
         continue;
@@ -456,7 +456,7 @@ class Mcts {
     if (std::isnan(value)) value = 0.0f;
     value = std::clamp(value, -1.0f, 1.0f);
     float utility0 = 0.0f;
-    if (UsesScore() && std::isfinite(score)) {
+    if (WantsScores() && std::isfinite(score)) {
       const float score0 = node.to_play == 0 ? score : -score;
       if (std::isnan(score_center0_)) score_center0_ = score0;  // a new root's own score
       search_score_sum0_ += score0;
@@ -637,7 +637,7 @@ class Mcts {
   const MctsStats& stats() const { return stats_; }
   // Whether the search reads scores (score utility on): RunRounds asks the evaluator for them
   // only then.
-  bool WantsScores() const { return UsesScore(); }
+  bool WantsScores() const { return options_.score_utility > 0.0f; }
   // The score center (player 0's view) of the current search's utility; NaN before the first
   // score (or with score utility off).
   float score_center0() const { return score_center0_; }
@@ -815,12 +815,10 @@ class Mcts {
     }
   }
 
-  bool UsesScore() const { return options_.score_utility > 0.0f; }
-
   // Player 0's score utility for a score `score0` of player 0 (in points / sqrt(cells)); 0 with
   // score utility off, a NaN score or no center yet.
   float Utility0(float score0) const {
-    if (!UsesScore() || !std::isfinite(score0) || std::isnan(score_center0_)) return 0.0f;
+    if (!WantsScores() || !std::isfinite(score0) || std::isnan(score_center0_)) return 0.0f;
     constexpr float kTwoOverPi = 0.63661977f;
     return options_.score_utility * kTwoOverPi *
            std::atan((score0 - score_center0_) / options_.score_utility_scale);
