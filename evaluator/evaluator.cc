@@ -156,11 +156,15 @@ absl::Status Evaluator::Replay(const std::vector<int64_t>& versions) {
       complete &= it != by_match_.end() &&
                   static_cast<int>(it->second.size()) >= options_.games_per_opponent;
     }
-    if (!complete) break;
+    // A version cut short (a stop in the middle of its evaluation) stays unevaluated, but it is
+    // no barrier: a resumed run evaluates its newest checkpoint instead, and versions after it
+    // in the log were complete (breaking here once made every later evaluation play a long
+    // pruned "previous" version).
+    if (!complete) continue;
     if (options_.gate && best > 0) {
       // The gate match decides again from its games, in order, as when they were played.
       auto it = by_match_.find(MatchName(version, VersionPlayer(best), true));
-      if (it == by_match_.end()) break;
+      if (it == by_match_.end()) continue;
       const std::string player = VersionPlayer(version);
       double w = 0, d = 0, l = 0;
       SprtState sprt = EvaluateSprt(options_.sprt, 0, 0, 0);
@@ -170,7 +174,9 @@ absl::Status Evaluator::Replay(const std::vector<int64_t>& versions) {
         (r > 0 ? w : r < 0 ? l : d) += 1;
         sprt = EvaluateSprt(options_.sprt, w, d, l);
       }
-      if (sprt.decision == SprtDecision::kContinue && w + d + l < options_.max_gate_games) break;
+      if (sprt.decision == SprtDecision::kContinue && w + d + l < options_.max_gate_games) {
+        continue;  // undecided when cut short: neither accepted nor rejected
+      }
       if (sprt.decision == SprtDecision::kAccept) {
         best = version;
         ++accepted;
@@ -267,7 +273,11 @@ absl::StatusOr<VersionReport> Evaluator::Evaluate(int64_t version, const std::at
     ZF_ASSIGN_OR_RETURN(MatchScore s, PlayMatch(version, anchor, false, stop, nullptr));
     report.matches.push_back(s);
   }
-  if (previous > 0 && !(options_.gate && previous == best)) {
+  // The previous version only if its network is still there (a run's evaluator prunes files;
+  // the previous is kept, but a directory copied or cleaned by hand may lack it): ratings go on
+  // from the anchors and the best rather than failing every later version.
+  if (previous > 0 && !(options_.gate && previous == best) &&
+      runner_->Available(VersionPlayer(previous))) {
     ZF_ASSIGN_OR_RETURN(MatchScore s,
                         PlayMatch(version, VersionPlayer(previous), false, stop, nullptr));
     report.matches.push_back(s);

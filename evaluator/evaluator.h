@@ -4,7 +4,7 @@
 // For a version vN it plays, in this order, matches of games_per_opponent games against
 //   - each anchor (`random`, `mcts:200`, `perfect`, `gnugo:1`...: fixed strength, so the scale
 //     does not drift),
-//   - the previous version it evaluated, and
+//   - the previous version it evaluated, if the runner can still play it (Available), and
 //   - the current best version, if that is another one.
 // Colours alternate game by game, and each game starts with `opening_moves` random plies drawn
 // from its own seed, so deterministic players do not repeat one game. Every game is appended to
@@ -18,11 +18,13 @@
 // beat and is accepted.
 //
 // Restarts. Each game names its match ("v12 vs random", "v12 vs v9 (gate)") in the log. On
-// construction the evaluator reads the log again: the newest version whose anchor matches (and,
-// gating, whose gate match) are complete is the newest evaluated; the gate decisions are made
-// again from the same games in the same order (the SPRT is deterministic), so the best version
-// is the same as before the crash. Evaluating a version cut short again resumes each match at
-// the game it was on.
+// construction the evaluator reads the log again, versions in the order it first names them: a
+// version whose anchor matches (and, gating, whose gate match, to a decision) are complete is
+// evaluated, and the newest of those is the newest evaluated; a version cut short is skipped
+// (not evaluated; gating, never accepted), not a barrier to the ones after it. The gate
+// decisions are made again from the same games in the same order (the SPRT is deterministic),
+// so the best version is the same as before the crash. Evaluating the version cut short again
+// (while it is newer than the newest evaluated) resumes each match at the game it was on.
 //
 // Thread-compatible: one caller at a time; status() may be called from any thread.
 #pragma once

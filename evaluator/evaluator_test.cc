@@ -28,6 +28,9 @@ class FakeRunner : public MatchRunner {
   absl::StatusOr<EvaluationGame> Play(const std::string& first, const std::string& second,
                                       int opening_moves, uint64_t seed) override {
     if (fail_after >= 0 && played >= fail_after) return absl::UnavailableError("engine died");
+    for (const std::string* player : {&first, &second}) {
+      if (unavailable.contains(*player)) return absl::NotFoundError("no checkpoint: " + *player);
+    }
     ++played;
     EXPECT_EQ(opening_moves, 2);
     std::mt19937_64 rng(seed);
@@ -224,6 +227,37 @@ TEST_F(EvaluatorTest, AMatchCutShortResumesWhereItStopped) {
   EXPECT_EQ(matches.at("v2 vs random"), 20);
   EXPECT_EQ(matches.at("v2 vs mcts:200"), 20);
   EXPECT_EQ(matches.at("v2 vs v1"), 20);
+}
+
+// zf run --resume evaluates its newest checkpoint, not the version a stop cut short, so the log
+// can hold a version cut short before complete ones: it must not hold them back at the next
+// restart (it once did: the restored newest stayed at the version before it, long pruned, and
+// every later evaluation failed on playing it).
+TEST_F(EvaluatorTest, AVersionCutShortDoesNotHoldBackTheOnesAfterIt) {
+  ASSERT_OK_AND_ASSIGN(auto evaluator, Evaluator::Create(Options(false), log_.get(), &runner_));
+  ASSERT_OK(evaluator->EvaluateVersion(1, stop_).status());
+  runner_.fail_after = runner_.played + 27;  // a stop in v2's second match
+  EXPECT_FALSE(evaluator->EvaluateVersion(2, stop_).ok());
+  evaluator.reset();
+  Reopen();
+  runner_.fail_after = -1;
+  ASSERT_OK_AND_ASSIGN(auto resumed, Evaluator::Create(Options(false), log_.get(), &runner_));
+  EXPECT_EQ(resumed->status().newest_version, 1);
+  ASSERT_OK(resumed->EvaluateVersion(3, stop_).status());  // the resumed run's newest
+  resumed.reset();
+  Reopen();
+  ASSERT_OK_AND_ASSIGN(auto again, Evaluator::Create(Options(false), log_.get(), &runner_));
+  EXPECT_EQ(again->status().newest_version, 3);
+  runner_.unavailable = {"v1", "v2"};  // pruned
+  ASSERT_OK(again->EvaluateVersion(4, stop_).status());
+  EXPECT_EQ(Matches().at("v4 vs v3"), 20);
+
+  // A previous version whose network is gone is skipped too; the anchors still rate the next.
+  runner_.unavailable.insert("v4");
+  ASSERT_OK_AND_ASSIGN(VersionReport r5, again->EvaluateVersion(5, stop_));
+  for (const MatchScore& m : r5.matches) EXPECT_NE(m.opponent, "v4");
+  EXPECT_EQ(again->status().newest_version, 5);
+  ASSERT_TRUE(r5.rating.has_value());
 }
 
 TEST_F(EvaluatorTest, StopsBetweenGames) {
