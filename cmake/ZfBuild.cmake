@@ -5,10 +5,23 @@
 #   ZF_BUILD_TOOLS  ON: build the `zf` command and cross-process tests (OFF for the sanitizer
 #                   build, which only runs the LibTorch-free unit tests).
 #   ZF_WERROR       ON: warnings are errors on our own targets (never on generated code).
+#   ZF_LIBSTDCXX_FIRST  OFF: ON makes every executable name libstdc++ before any other library
+#                   (for PyTorch's pip-wheel LibTorch; see below). scripts/gpu-build sets it.
 
 set(ZF_SANITIZE "" CACHE STRING "Sanitizers for our targets, e.g. address,undefined")
 option(ZF_BUILD_TOOLS "Build the zf command and cross-process tests" ON)
 option(ZF_WERROR "Treat warnings as errors on zerofleet targets" ON)
+
+# PyTorch's pip wheels (2.5 and later; seen with 2.11) export from libtorch_cpu.so a static copy
+# of libstdc++'s std::filesystem (pytorch/pytorch#133437). An executable whose libraries list
+# libtorch before libstdc++ binds its std::filesystem calls to that copy: on an H100 machine with
+# torch 2.11.0+cu130 (2026-11-26) every std::filesystem::remove_all of a non-empty directory
+# jumped to address 0 (the GPU tests, learner_bench, zf bench selfplay). Naming libstdc++ first
+# makes the system's definitions win for the executable and for libtorch alike.
+option(ZF_LIBSTDCXX_FIRST "Name libstdc++ first in every executable (PyTorch pip wheels)" OFF)
+if(ZF_LIBSTDCXX_FIRST)
+  add_link_options("LINKER:--push-state,--no-as-needed" "-lstdc++" "LINKER:--pop-state")
+endif()
 
 find_program(ZF_CCACHE ccache)
 if(ZF_CCACHE AND NOT CMAKE_CXX_COMPILER_LAUNCHER)

@@ -199,8 +199,8 @@ absl::StatusOr<std::unique_ptr<CudaRunner>> CudaRunner::Create(const ResidualNet
           // the same GPU while this one is prepared (hot swap); a global capture would make
           // their CUDA calls fail.
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
-              bucket.graph->capture_begin(at::cuda::MempoolId_t{0, 0},
-                                          cudaStreamCaptureModeThreadLocal);
+              // {0, 0}: the default (a private pool); MempoolId_t moved between namespaces.
+              bucket.graph->capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
 #else
               bucket.graph->capture_begin();
 #endif
