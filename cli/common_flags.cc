@@ -36,8 +36,8 @@ ABSL_FLAG(double, forced_playout_k, -1,
 ABSL_FLAG(double, score_utility, -1,
           "actor, run: KataGo's score utility in self-play's searches: its weight lambda next to "
           "values in [-1, 1], 0..1 (KataGo uses about 0.3), 0 off; needs a network with the "
-          "score head (Go's aux heads); not given (-1): off (zf run --resume: the run's own "
-          "value)");
+          "score head (Go's aux heads); not given (-1): zf run: the game's default (Go 0.3 "
+          "with its heads, else off; --resume: the run's own value), actor: off");
 ABSL_FLAG(int, opening_moves, -1,
           "evaluator, match: random plies that open each game, 0..100 (-1: per game, 1 for "
           "tictactoe, 2 else); match plays each opening twice, colours swapped");

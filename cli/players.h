@@ -6,6 +6,11 @@
 //   net:CHECKPOINT:SIMS MCTS with SIMS simulations over a network checkpoint (LocalEvaluator,
 //                       CPU, one LibTorch thread); CHECKPOINT may itself contain ':'. Only in
 //                       zf-torch (cli/network_runtime.h): `zf` hands such commands over to it
+//   net:CHECKPOINT:SIMS:score_utility=L
+//                       the same search with score utility L (0..1, search::MctsOptions;
+//                       `zf run --score_utility`): the checkpoint needs the score head. Options
+//                       follow SIMS as ":key=value" (no ',': --eval_vs and --anchors split
+//                       lists of specs on it)
 //   perfect             tic-tac-toe only: an exact solver picking among optimal moves at random
 //   gnugo:LEVEL         Go only: GNU Go (LEVEL 0..10) run as a GTP subprocess with the same
 //                       rules (--chinese-rules --positional-superko --forbid-suicide) and the
@@ -16,6 +21,7 @@
 // SIMS is 1..1,000,000. Thread-compatible: one player per thread.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -30,6 +36,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "cli/network_runtime.h"
 #include "common/status_macros.h"
 #include "games/game.h"
@@ -130,16 +137,18 @@ class PerfectPlayer final : public Player<G> {
   std::vector<int> last_best_;
 };
 
-// MCTS over any evaluator: a fresh tree per move, the most visited move is played.
+// MCTS over any evaluator: a fresh tree per move, the most visited move is played. With
+// score_utility > 0 the evaluator's scores steer the search (search::MctsOptions).
 template <games::Game G>
 class MctsPlayer final : public Player<G> {
  public:
   static absl::StatusOr<std::unique_ptr<MctsPlayer>> Create(
       const G& start, int simulations, std::unique_ptr<search::Evaluator<G>> evaluator,
-      uint64_t seed, int batch_size) {
+      uint64_t seed, int batch_size, float score_utility = 0.0f) {
     search::MctsOptions options;
     options.num_simulations = simulations;
     options.seed = seed;
+    options.score_utility = score_utility;
     ZF_ASSIGN_OR_RETURN(std::unique_ptr<search::Mcts<G>> mcts,
                         search::Mcts<G>::Create(start, options));
     return std::unique_ptr<MctsPlayer>(
@@ -315,6 +324,58 @@ class GnuGoPlayer final : public Player<games::Go> {
 
 namespace internal {
 
+// A net player's spec after "net:": the checkpoint, SIMS and the options.
+struct NetPlayerSpec {
+  absl::string_view checkpoint;
+  absl::string_view simulations;
+  std::optional<float> score_utility;  // ":score_utility=L", L in 0..1
+};
+
+// Splits "CHECKPOINT:SIMS[:key=value]..." (`rest`; CHECKPOINT may contain ':'): trailing
+// segments with '=' are options, the segment before them SIMS.
+inline absl::StatusOr<NetPlayerSpec> ParseNetPlayerSpec(absl::string_view spec,
+                                                        absl::string_view rest) {
+  NetPlayerSpec out;
+  for (size_t last = rest.rfind(':'); last != absl::string_view::npos; last = rest.rfind(':')) {
+    absl::string_view option = rest.substr(last + 1);
+    if (!absl::StrContains(option, '=')) break;
+    rest = rest.substr(0, last);
+    absl::string_view value = option;
+    if (!absl::ConsumePrefix(&value, "score_utility=")) {
+      return absl::InvalidArgumentError(absl::StrCat("player \"", spec, "\": unknown option \"",
+                                                     option,
+                                                     "\" (net players take score_utility=L)"));
+    }
+    if (out.score_utility.has_value()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("player \"", spec, "\": score_utility is given twice"));
+    }
+    float l = 0;
+    if (!absl::SimpleAtof(value, &l) || !(l >= 0.0f) || l > 1.0f) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "player \"", spec, "\": score_utility must be a number in 0..1, got \"", value, "\""));
+    }
+    out.score_utility = l;
+  }
+  const size_t last = rest.rfind(':');
+  if (last == absl::string_view::npos || last == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("player \"", spec, "\": expected net:CHECKPOINT:SIMS[:score_utility=L]"));
+  }
+  out.checkpoint = rest.substr(0, last);
+  out.simulations = rest.substr(last + 1);
+  return out;
+}
+
+// Whether `evaluator` gives scores (a network with the score head): one evaluation of `start`.
+template <games::Game G>
+absl::StatusOr<bool> GivesScores(search::Evaluator<G>& evaluator, const G& start) {
+  std::vector<G> positions = {start};
+  std::vector<float> policy(start.NumActions()), value(1), score(1);
+  ZF_RETURN_IF_ERROR(evaluator.EvaluateWithScores(positions, policy, value, score));
+  return std::isfinite(score[0]);
+}
+
 inline absl::StatusOr<int> ParseSimulations(absl::string_view spec, absl::string_view text) {
   int sims = 0;
   if (!absl::SimpleAtoi(text, &sims) || sims < 1 || sims > 1'000'000) {
@@ -327,8 +388,8 @@ inline absl::StatusOr<int> ParseSimulations(absl::string_view spec, absl::string
 }  // namespace internal
 
 inline constexpr char kPlayerSpecHelp[] =
-    "random, mcts:SIMS (random rollouts), uniform:SIMS, net:CHECKPOINT:SIMS, perfect "
-    "(tictactoe), gnugo:LEVEL (go, LEVEL 0..10)";
+    "random, mcts:SIMS (random rollouts), uniform:SIMS, net:CHECKPOINT:SIMS[:score_utility=L], "
+    "perfect (tictactoe), gnugo:LEVEL (go, LEVEL 0..10)";
 
 namespace internal {
 template <games::Game G>
@@ -387,18 +448,23 @@ absl::StatusOr<std::unique_ptr<Player<G>>> MakePlayerImpl(absl::string_view spec
   std::unique_ptr<search::Evaluator<G>> evaluator;
   absl::string_view sims_text;
   int batch_size = 1;
+  float score_utility = 0.0f;
   if (kind == "net") {
-    absl::string_view rest = spec.substr(colon + 1);
-    size_t last = rest.rfind(':');
-    if (last == absl::string_view::npos || last == 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("player \"", spec, "\": expected net:CHECKPOINT:SIMS"));
-    }
-    sims_text = rest.substr(last + 1);
+    ZF_ASSIGN_OR_RETURN(const NetPlayerSpec net, ParseNetPlayerSpec(spec, spec.substr(colon + 1)));
+    sims_text = net.simulations;
+    score_utility = net.score_utility.value_or(0.0f);
     ZF_RETURN_IF_ERROR(internal::ParseSimulations(spec, sims_text).status());
-    ZF_ASSIGN_OR_RETURN(evaluator,
-                        MakeNetworkEvaluator<G>(std::string(rest.substr(0, last)), start));
+    ZF_ASSIGN_OR_RETURN(evaluator, MakeNetworkEvaluator<G>(std::string(net.checkpoint), start));
     batch_size = 8;  // a few leaves per forward pass: same search, fewer network calls
+    if (score_utility > 0.0f) {
+      ZF_ASSIGN_OR_RETURN(bool gives_scores, GivesScores(*evaluator, start));
+      if (!gives_scores) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "player \"", spec,
+            "\": score_utility needs a network with the score head; this "
+            "checkpoint has none (trained with --noaux_heads, or a game without one)"));
+      }
+    }
   } else {
     sims_text = spec.substr(colon + 1);
     if (kind == "uniform") {
@@ -411,8 +477,9 @@ absl::StatusOr<std::unique_ptr<Player<G>>> MakePlayerImpl(absl::string_view spec
     }
   }
   ZF_ASSIGN_OR_RETURN(int sims, internal::ParseSimulations(spec, sims_text));
-  ZF_ASSIGN_OR_RETURN(std::unique_ptr<MctsPlayer<G>> player,
-                      MctsPlayer<G>::Create(start, sims, std::move(evaluator), seed, batch_size));
+  ZF_ASSIGN_OR_RETURN(
+      std::unique_ptr<MctsPlayer<G>> player,
+      MctsPlayer<G>::Create(start, sims, std::move(evaluator), seed, batch_size, score_utility));
   return std::unique_ptr<Player<G>>(std::move(player));
 }
 }  // namespace internal

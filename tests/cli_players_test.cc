@@ -9,9 +9,9 @@
 #include "absl/strings/str_split.h"
 #include "common/testing/status_matchers.h"
 #include "common/testing/subprocess.h"
-#include "tests/zf_cli_testing.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/zf_cli_testing.h"
 
 namespace zf {
 namespace {
@@ -19,8 +19,8 @@ namespace {
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
-using ::zf::testing::ProcessResult;
 using ::zf::testing::ExpectUsageError;
+using ::zf::testing::ProcessResult;
 using ::zf::testing::Zf;
 
 class CliPlayersTest : public ::testing::Test {
@@ -40,10 +40,12 @@ TEST_F(CliPlayersTest, PerfectNeverLosesAndBeatsRandom) {
                         "--games", "40", "--seed", "5", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   // {"wins": W, "draws": D, "losses": 0} with W + D = 40 and most games won.
-  EXPECT_THAT(r.stdout_text, MatchesRegex("\\{\"wins\": [0-9]+, \"draws\": [0-9]+, \"losses\": 0\\}\n"));
+  EXPECT_THAT(r.stdout_text,
+              MatchesRegex("\\{\"wins\": [0-9]+, \"draws\": [0-9]+, \"losses\": 0\\}\n"));
   int wins = 0, draws = 0, losses = 0;
   ASSERT_EQ(std::sscanf(r.stdout_text.c_str(), "{\"wins\": %d, \"draws\": %d, \"losses\": %d}",
-                        &wins, &draws, &losses), 3);
+                        &wins, &draws, &losses),
+            3);
   EXPECT_EQ(wins + draws + losses, 40);
   EXPECT_GE(wins, 25);
 
@@ -59,18 +61,20 @@ TEST_F(CliPlayersTest, MctsBeatsRandomAtConnectFour) {
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   int wins = 0, draws = 0, losses = 0;
   ASSERT_EQ(std::sscanf(r.stdout_text.c_str(), "{\"wins\": %d, \"draws\": %d, \"losses\": %d}",
-                        &wins, &draws, &losses), 3);
+                        &wins, &draws, &losses),
+            3);
   EXPECT_EQ(wins + draws + losses, 6);
   EXPECT_GE(wins, 5);
 }
 
 TEST_F(CliPlayersTest, TextMatchAlternatesColours) {
-  ProcessResult r = Zf({"match", "--game", "dotsboxes:2x2", "--p1", "uniform:50", "--p2",
-                        "random", "--games", "2", "--seed", "3"});
+  ProcessResult r = Zf({"match", "--game", "dotsboxes:2x2", "--p1", "uniform:50", "--p2", "random",
+                        "--games", "2", "--seed", "3"});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_THAT(r.stdout_text, HasSubstr("game 1: p1 plays first"));
   EXPECT_THAT(r.stdout_text, HasSubstr("game 2: p1 plays second"));
-  EXPECT_THAT(r.stdout_text, ContainsRegex("over 2 games: [0-9]+ wins, [0-9]+ draws, [0-9]+ losses"));
+  EXPECT_THAT(r.stdout_text,
+              ContainsRegex("over 2 games: [0-9]+ wins, [0-9]+ draws, [0-9]+ losses"));
 }
 
 // The moves of each game of a text match ("game N: ...: m1,m2,...").
@@ -91,7 +95,8 @@ TEST_F(CliPlayersTest, RandomOpeningsVaryTheGamesOfDeterministicPlayers) {
   ProcessResult r = Zf({"match", "--game", "connect4", "--p1", "uniform:20", "--p2", "uniform:30",
                         "--games", "6", "--seed", "4"});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
-  EXPECT_THAT(r.stdout_text, HasSubstr("(2 random opening plies a game, each opening played with both colours)"));
+  EXPECT_THAT(r.stdout_text,
+              HasSubstr("(2 random opening plies a game, each opening played with both colours)"));
   std::vector<std::vector<std::string>> games = MatchMoves(r.stdout_text);
   ASSERT_EQ(games.size(), 6u) << r.stdout_text;
   for (int pair = 0; pair < 3; ++pair) {
@@ -99,12 +104,13 @@ TEST_F(CliPlayersTest, RandomOpeningsVaryTheGamesOfDeterministicPlayers) {
     const auto& b = games[2 * pair + 1];
     ASSERT_GE(std::min(a.size(), b.size()), 2u);
     EXPECT_EQ(std::vector<std::string>(a.begin(), a.begin() + 2),
-              std::vector<std::string>(b.begin(), b.begin() + 2)) << r.stdout_text;
+              std::vector<std::string>(b.begin(), b.begin() + 2))
+        << r.stdout_text;
   }
   EXPECT_FALSE(games[0] == games[2] && games[2] == games[4]) << r.stdout_text;
 
-  r = Zf({"match", "--game", "connect4", "--p1", "uniform:20", "--p2", "uniform:30", "--games",
-          "4", "--seed", "4", "--opening_moves", "0"});
+  r = Zf({"match", "--game", "connect4", "--p1", "uniform:20", "--p2", "uniform:30", "--games", "4",
+          "--seed", "4", "--opening_moves", "0"});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   games = MatchMoves(r.stdout_text);
   ASSERT_EQ(games.size(), 4u) << r.stdout_text;
@@ -124,14 +130,19 @@ TEST_F(CliPlayersTest, NetworkPlayerFromACheckpoint) {
   EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_THAT(r.stdout_text, HasSubstr("(verified)"));
 
-  r = Zf({"match", "--game", "connect4", "--p1", "net:" + ckpt + ":8", "--p2", "random",
-          "--games", "2", "--json"});
+  r = Zf({"match", "--game", "connect4", "--p1", "net:" + ckpt + ":8", "--p2", "random", "--games",
+          "2", "--json"});
   EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
-  EXPECT_THAT(r.stdout_text, MatchesRegex("\\{\"wins\": [0-2], \"draws\": [0-2], \"losses\": [0-2]\\}\n"));
+  EXPECT_THAT(r.stdout_text,
+              MatchesRegex("\\{\"wins\": [0-2], \"draws\": [0-2], \"losses\": [0-2]\\}\n"));
 
   // The checkpoint is for Connect Four: using it for tic-tac-toe is bad input.
   ExpectUsageError({"match", "--game", "tictactoe", "--p1", "net:" + ckpt + ":8", "--p2", "random"},
                    "connect4");
+  // Score utility needs the score head, which this network has not.
+  ExpectUsageError({"match", "--game", "connect4", "--p1", "net:" + ckpt + ":8:score_utility=0.3",
+                    "--p2", "random"},
+                   "score_utility needs a network with the score head");
 
   // A flipped byte in the weights: refused, with the file named.
   std::string bytes;
@@ -152,7 +163,7 @@ TEST_F(CliPlayersTest, NetworkPlayerFromACheckpoint) {
 }
 
 // A Go network with ownership and score heads: written, shown, and played (inference loads the
-// heads' weights and never computes them).
+// heads' weights; it computes the score head only for a player with score utility).
 TEST_F(CliPlayersTest, GoNetworkWithAuxHeads) {
   const std::string ckpt = Path("go5.zfckpt");
   ProcessResult r = Zf({"checkpoint", "new", "--game", "go:5", "--out", ckpt, "--blocks", "1",
@@ -162,13 +173,25 @@ TEST_F(CliPlayersTest, GoNetworkWithAuxHeads) {
   r = Zf({"checkpoint", "show", ckpt});
   EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_THAT(r.stdout_text, HasSubstr("ownership and score heads"));
-  r = Zf({"match", "--game", "go:5", "--p1", "net:" + ckpt + ":4", "--p2", "random", "--games",
-          "2", "--json"});
+  r = Zf({"match", "--game", "go:5", "--p1", "net:" + ckpt + ":4", "--p2", "random", "--games", "2",
+          "--json"});
   EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
+  // The score head steers a match's search too (score utility), and a bad option is named.
+  r = Zf({"match", "--game", "go:5", "--p1", "net:" + ckpt + ":8:score_utility=0.3", "--p2",
+          "random", "--games", "2", "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stdout_text,
+              MatchesRegex("\\{\"wins\": [0-2], \"draws\": [0-2], \"losses\": [0-2]\\}\n"));
+  ExpectUsageError(
+      {"match", "--game", "go:5", "--p1", "net:" + ckpt + ":8:score_utility=2", "--p2", "random"},
+      "score_utility must be a number in 0..1, got \"2\"");
+  ExpectUsageError(
+      {"match", "--game", "go:5", "--p1", "net:" + ckpt + ":8:cpuct=2", "--p2", "random"},
+      "unknown option \"cpuct=2\"");
   // Only games with final ownership have them.
-  ExpectUsageError({"checkpoint", "new", "--game", "connect4", "--out", Path("c4aux.zfckpt"),
-                    "--aux_heads"},
-                   "final ownership (Go); connect4 has none");
+  ExpectUsageError(
+      {"checkpoint", "new", "--game", "connect4", "--out", Path("c4aux.zfckpt"), "--aux_heads"},
+      "final ownership (Go); connect4 has none");
 }
 
 // A network with global pooling blocks (any game): written, shown, and played.
@@ -187,33 +210,35 @@ TEST_F(CliPlayersTest, NetworkWithGlobalPooling) {
 }
 
 TEST_F(CliPlayersTest, BadPlayerSpecsAndNumbers) {
-  ExpectUsageError({"match", "--game", "tictactoe", "--p1", "mcts:x", "--p2", "random"},
-                   "mcts:x");
+  ExpectUsageError({"match", "--game", "tictactoe", "--p1", "mcts:x", "--p2", "random"}, "mcts:x");
   ExpectUsageError({"match", "--game", "tictactoe", "--p1", "mcts:0", "--p2", "random"},
                    "1..1000000");
   ExpectUsageError({"match", "--game", "tictactoe", "--p1", "alphabeta", "--p2", "random"},
                    "unknown player \"alphabeta\"");
   ExpectUsageError({"match", "--game", "connect4", "--p1", "perfect", "--p2", "random"},
                    "only available for tictactoe");
-  ExpectUsageError({"match", "--game", "connect4", "--p1", "net:" + Path("missing") + ":5",
-                    "--p2", "random"}, "missing");
+  ExpectUsageError(
+      {"match", "--game", "connect4", "--p1", "net:" + Path("missing") + ":5", "--p2", "random"},
+      "missing");
   ExpectUsageError({"match", "--game", "connect4", "--p1", "net:5", "--p2", "random"},
                    "net:CHECKPOINT:SIMS");
   ExpectUsageError({"match", "--game", "connect4", "--p1", "random"}, "--p1 and --p2");
-  ExpectUsageError({"match", "--game", "connect4", "--p1", "random", "--p2", "random", "--games",
-                    "0"}, "--games");
-  ExpectUsageError({"match", "--game", "connect4", "--p1", "random", "--p2", "random",
-                    "--opening_moves", "101"}, "--opening_moves is 101, expected 0..100");
+  ExpectUsageError(
+      {"match", "--game", "connect4", "--p1", "random", "--p2", "random", "--games", "0"},
+      "--games");
+  ExpectUsageError(
+      {"match", "--game", "connect4", "--p1", "random", "--p2", "random", "--opening_moves", "101"},
+      "--opening_moves is 101, expected 0..100");
   ExpectUsageError({"bench", "mcts", "--game", "connect4", "--sims", "0"}, "--sims");
   ExpectUsageError({"bench", "gpu"}, "unknown benchmark");
   ExpectUsageError({"checkpoint", "new", "--game", "connect4"}, "--out");
-  ExpectUsageError({"checkpoint", "new", "--game", "connect4", "--out", Path("x"), "--blocks",
-                    "0"}, "blocks");
+  ExpectUsageError({"checkpoint", "new", "--game", "connect4", "--out", Path("x"), "--blocks", "0"},
+                   "blocks");
 }
 
 TEST_F(CliPlayersTest, BenchMctsPrintsJson) {
-  ProcessResult r = Zf({"bench", "mcts", "--game", "tictactoe", "--sims", "50", "--seconds",
-                        "0.2", "--json"});
+  ProcessResult r =
+      Zf({"bench", "mcts", "--game", "tictactoe", "--sims", "50", "--seconds", "0.2", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_THAT(r.stdout_text,
               MatchesRegex("\\{\"game\": \"tictactoe\", \"sims_per_sec\": [0-9]+, .*\\}\n"));
@@ -221,8 +246,8 @@ TEST_F(CliPlayersTest, BenchMctsPrintsJson) {
 
 TEST_F(CliPlayersTest, PlayAgainstTheEngine) {
   // The person plays the centre, then garbage, an illegal move, and stops at end of input.
-  ProcessResult r = Zf({"play", "--game", "tictactoe", "--vs", "perfect", "--seed", "2"},
-                       "b2\nzz\nb2\nlegal\n");
+  ProcessResult r =
+      Zf({"play", "--game", "tictactoe", "--vs", "perfect", "--seed", "2"}, "b2\nzz\nb2\nlegal\n");
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_THAT(r.stdout_text, HasSubstr("engine plays"));
   EXPECT_THAT(r.stdout_text, HasSubstr("optimal moves:"));

@@ -140,21 +140,26 @@ TEST(RunE2eTest, GoDefaultsToAuxHeadsAndNoauxHeadsTurnsThemOff) {
     fs::remove_all(dir);
     return {r.stdout_text.substr(0, r.stdout_text.find('\n')), json};
   };
+  // Go's defaults: the heads and the score utility over them. The run goes through with it (the
+  // server answers scores, the actor passes them to its searches) and records it. That the
+  // scores arrive and steer the search is tested in inference_service_test,
+  // remote_evaluator_client_test and mcts_test.
   const auto [defaults_line, defaults] = run({});
   EXPECT_THAT(defaults, HasSubstr("\"aux_heads\": 1,"));
   EXPECT_THAT(defaults, HasSubstr("\"forced_playout_k\": 0,"));
+  EXPECT_THAT(defaults, HasSubstr("\"score_utility\": 0.3,"));
   EXPECT_THAT(defaults_line,
-              HasSubstr("network 1x8 with ownership and score heads, 2 replay shards"));
+              HasSubstr("network 1x8 with ownership and score heads, score utility 0.3, 2 replay "
+                        "shards"));
+  // --noaux_heads turns the default utility off with the heads it needs.
   const auto [off_line, off] = run({"--noaux_heads", "--forced_playout_k", "2"});
   EXPECT_THAT(off, HasSubstr("\"aux_heads\": 0,"));
   EXPECT_THAT(off, HasSubstr("\"forced_playout_k\": 2,"));
+  EXPECT_THAT(off, HasSubstr("\"score_utility\": 0,"));
   EXPECT_THAT(off_line, HasSubstr("network 1x8, forced playouts k=2, 2 replay shards"));
-  // Score utility: the run goes through with it (the server answers scores, the actor passes
-  // them to its searches) and records it. That the scores arrive and steer the search is
-  // tested in inference_service_test, remote_evaluator_client_test and mcts_test.
-  const auto [score_line, score] = run({"--score_utility", "0.3"});
-  EXPECT_THAT(score, HasSubstr("\"score_utility\": 0.3,"));
-  EXPECT_THAT(score_line, HasSubstr("with ownership and score heads, score utility 0.3, 2 replay"));
+  const auto [plain_line, plain] = run({"--score_utility", "0"});
+  EXPECT_THAT(plain, HasSubstr("\"score_utility\": 0,"));
+  EXPECT_THAT(plain_line, HasSubstr("with ownership and score heads, 2 replay shards"));
 }
 
 TEST(RunE2eTest, BadInputIsAUsageError) {

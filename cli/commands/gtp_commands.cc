@@ -24,8 +24,8 @@
 #include "gtp/vertex.h"
 
 ABSL_FLAG(std::string, player, "mcts:800",
-          "gtp, analyze: the player's spec (random, mcts:SIMS, uniform:SIMS, net:CHECKPOINT:SIMS, "
-          "perfect, gnugo:LEVEL)");
+          "gtp, analyze: the player's spec (random, mcts:SIMS, uniform:SIMS, "
+          "net:CHECKPOINT:SIMS[:score_utility=L], perfect, gnugo:LEVEL)");
 // Defined in game_commands.cc (`zf position`, `zf perft`).
 ABSL_DECLARE_FLAG(std::string, moves);
 

@@ -28,7 +28,7 @@
 
 ABSL_FLAG(std::string, p1, "",
           "match: the first player's spec (random, mcts:SIMS, uniform:SIMS, "
-          "net:CHECKPOINT:SIMS, perfect, gnugo:LEVEL)");
+          "net:CHECKPOINT:SIMS[:score_utility=L], perfect, gnugo:LEVEL)");
 ABSL_FLAG(std::string, p2, "", "match: the second player's spec");
 ABSL_FLAG(int, games, 10, "match: number of games, colours alternating (1..100000)");
 ABSL_FLAG(bool, verbose, false, "match: print every move, the board and the players' thinking");
@@ -66,7 +66,8 @@ absl::Status RunMatch(const std::vector<std::string>& args) {
         absl::StrCat("--games must be in 1..100000, got ", num_games));
   }
   const uint64_t seed = SeedFromFlag();
-  ZF_ASSIGN_OR_RETURN(const int opening_plies, OpeningMovesFromFlag(DefaultOpeningMoves(config.name)));
+  ZF_ASSIGN_OR_RETURN(const int opening_plies,
+                      OpeningMovesFromFlag(DefaultOpeningMoves(config.name)));
   const bool json = absl::GetFlag(FLAGS_json), verbose = absl::GetFlag(FLAGS_verbose);
   return games::VisitGame(config, [&](const auto& start) -> absl::Status {
     using G = std::decay_t<decltype(start)>;
@@ -83,7 +84,8 @@ absl::Status RunMatch(const std::vector<std::string>& args) {
       std::vector<std::string> moves;
       // Games 2k and 2k+1 open with the same random plies, colours swapped: deterministic players
       // still play varied games, and no opening favours either player.
-      std::mt19937_64 opening_rng(seed ^ (0x9e3779b97f4a7c15ull * static_cast<uint64_t>(i / 2 + 1)));
+      std::mt19937_64 opening_rng(seed ^
+                                  (0x9e3779b97f4a7c15ull * static_cast<uint64_t>(i / 2 + 1)));
       std::vector<int> opening;
       {
         G before = game;

@@ -155,9 +155,11 @@ RunConfig DefaultConfig(const games::GameConfig& game) {
       c.blocks = 4, c.filters = 32, c.selfplay_sims = 64, c.batch_size = 256;
       c.steps_per_checkpoint = 100, c.capacity = 200'000, c.min_size_to_sample = 2000;
       c.eval_games = 4, c.eval_sims = 64, c.eval_vs = "random,gnugo:1";
-      // Ownership and score targets: the one of KataGo's signals that paid on this machine, alone
-      // and with the others (issue 19, docs/benchmarks.md "Go strength per hour").
+      // Ownership and score targets, and the score utility over their score head: the two of
+      // KataGo's signals that paid on this machine (issue 19, docs/benchmarks.md "Go strength
+      // per hour"). --noaux_heads turns both off.
       c.aux_heads = true;
+      c.score_utility = 0.3;
       break;
     default:
       c.blocks = 3, c.filters = 32, c.selfplay_sims = 128, c.batch_size = 256;
@@ -407,7 +409,8 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     }
     if (int v = absl::GetFlag(FLAGS_selfplay_sims); v != 0) config.selfplay_sims = v;
     if (double v = absl::GetFlag(FLAGS_forced_playout_k); v != -1) config.forced_playout_k = v;
-    if (double v = absl::GetFlag(FLAGS_score_utility); v != -1) config.score_utility = v;
+    const bool score_utility_given = absl::GetFlag(FLAGS_score_utility) != -1;
+    if (score_utility_given) config.score_utility = absl::GetFlag(FLAGS_score_utility);
     // Only a flag given on the command line overrides the game's default (--noaux_heads turns
     // Go's heads off).
     if (FlagGiven("aux_heads")) {
@@ -428,8 +431,11 @@ absl::Status RunRun(const std::vector<std::string>& args) {
           absl::StrCat("--score_utility must be in 0..1, got ", config.score_utility));
     }
     if (config.score_utility > 0 && !config.aux_heads) {
-      return absl::InvalidArgumentError(
-          "--score_utility needs a network with the score head (--aux_heads, Go only)");
+      if (score_utility_given) {
+        return absl::InvalidArgumentError(
+            "--score_utility needs a network with the score head (--aux_heads, Go only)");
+      }
+      config.score_utility = 0;  // Go's default utility goes with its heads (--noaux_heads)
     }
     if (int v = absl::GetFlag(FLAGS_eval_games); v >= 0) config.eval_games = v;
     if (int v = absl::GetFlag(FLAGS_eval_sims); v != 0) config.eval_sims = v;

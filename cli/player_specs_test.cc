@@ -1,0 +1,106 @@
+// The net player's spec and options, in process: a fake network evaluator stands in for
+// LibTorch (cli/network_runtime.h's hook), so this runs without a checkpoint.
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/players.h"
+#include "common/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "search/uniform_evaluator.h"
+
+namespace zf::cli {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::zf::testing::StatusIs;
+
+// Uniform priors, value 0, and `score` for every position; counts the calls that asked for
+// scores.
+class ScoringEvaluator final : public search::Evaluator<games::Go> {
+ public:
+  ScoringEvaluator(float score, int* score_calls) : score_(score), score_calls_(score_calls) {}
+
+  absl::Status Evaluate(std::span<const games::Go> positions, std::span<float> policies,
+                        std::span<float> values) override {
+    return uniform_.Evaluate(positions, policies, values);
+  }
+  absl::Status EvaluateWithScores(std::span<const games::Go> positions, std::span<float> policies,
+                                  std::span<float> values, std::span<float> scores) override {
+    ++*score_calls_;
+    ZF_RETURN_IF_ERROR(Evaluate(positions, policies, values));
+    std::fill(scores.begin(), scores.end(), score_);
+    return absl::OkStatus();
+  }
+
+ private:
+  search::UniformEvaluator<games::Go> uniform_;
+  float score_;
+  int* score_calls_;
+};
+
+class NetPlayerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    NetworkEvaluatorHook<games::Go>() =
+        [this](const std::string& checkpoint,
+               const games::Go&) -> absl::StatusOr<std::unique_ptr<search::Evaluator<games::Go>>> {
+      checkpoints_.push_back(checkpoint);
+      return std::make_unique<ScoringEvaluator>(score_, &score_calls_);
+    };
+  }
+  void TearDown() override { NetworkEvaluatorHook<games::Go>() = nullptr; }
+
+  const games::Go start_ = *games::Go::Create(5);
+  float score_ = 0.5f;
+  int score_calls_ = 0;
+  std::vector<std::string> checkpoints_;
+};
+
+TEST_F(NetPlayerTest, ScoreUtilityReachesTheSearch) {
+  ASSERT_OK_AND_ASSIGN(auto plain, MakePlayer<games::Go>("net:runs/a:b.zfckpt:16", start_, 1));
+  ASSERT_OK(plain->ChooseAction(start_).status());
+  EXPECT_EQ(score_calls_, 0);  // without the utility the search never asks for scores
+
+  ASSERT_OK_AND_ASSIGN(
+      auto scoring, MakePlayer<games::Go>("net:runs/a:b.zfckpt:16:score_utility=0.3", start_, 1));
+  EXPECT_EQ(score_calls_, 1);  // the check that the network has a score head
+  ASSERT_OK(scoring->ChooseAction(start_).status());
+  EXPECT_GT(score_calls_, 1);
+  // The checkpoint keeps its own ':'; only the trailing SIMS and options are split off.
+  EXPECT_THAT(checkpoints_, ElementsAre("runs/a:b.zfckpt", "runs/a:b.zfckpt"));
+}
+
+TEST_F(NetPlayerTest, ANetworkWithoutAScoreHeadIsRefused) {
+  score_ = std::numeric_limits<float>::quiet_NaN();  // what an evaluator without scores gives
+  EXPECT_THAT(MakePlayer<games::Go>("net:x.zfckpt:16:score_utility=0.3", start_, 1),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("score head")));
+  // Without the option the same network plays.
+  EXPECT_OK(MakePlayer<games::Go>("net:x.zfckpt:16", start_, 1).status());
+}
+
+TEST_F(NetPlayerTest, BadOptionsAreNamed) {
+  auto error = [&](const std::string& spec) {
+    return MakePlayer<games::Go>(spec, start_, 1).status();
+  };
+  EXPECT_THAT(error("net:x.zfckpt:16:score_utility=1.5"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("0..1, got \"1.5\"")));
+  EXPECT_THAT(error("net:x.zfckpt:16:score_utility=nan"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("0..1")));
+  EXPECT_THAT(error("net:x.zfckpt:16:cpuct=2"), StatusIs(absl::StatusCode::kInvalidArgument,
+                                                         HasSubstr("unknown option \"cpuct=2\"")));
+  EXPECT_THAT(error("net:x.zfckpt:16:score_utility=0.1:score_utility=0.2"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("given twice")));
+  EXPECT_THAT(error("net:x.zfckpt:score_utility=0.3"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("net:CHECKPOINT:SIMS")));
+  EXPECT_THAT(error("net:x.zfckpt:sixteen:score_utility=0.3"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("1..1000000")));
+  EXPECT_TRUE(checkpoints_.empty());  // every one refused before a network was made
+}
+
+}  // namespace
+}  // namespace zf::cli
