@@ -266,7 +266,6 @@ absl::Status RunBenchSelfplay(const std::vector<std::string>& args) {
   local_args.insert(local_args.end(), device_flags.begin(), device_flags.end());
   ZF_ASSIGN_OR_RETURN(SideResult local,
                       RunActors("/proc/self/exe", actors, local_args, seconds, dir, "local"));
-  std::filesystem::remove_all(dir);
 
   auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
   const std::string cpu = CpuModelName();
@@ -319,6 +318,10 @@ absl::Status RunBenchSelfplay(const std::vector<std::string>& args) {
         ratio(served->moves_per_sec, local.moves_per_sec),
         ratio(served->leaf_evals_per_sec, local.leaf_evals_per_sec));
   }
+  // The figures are out before the clean-up: a crash there (docs/gpu.md, std::filesystem in
+  // PyTorch's pip wheel) must not lose a finished measurement.
+  std::cout.flush();
+  std::filesystem::remove_all(dir);
   return absl::OkStatus();
 }
 

@@ -191,6 +191,7 @@ int main(int argc, char** argv) {
       "\"shards\":%d}\n",
       shape.DebugString().c_str(), device.c_str(), batch, threads, compute_steps_per_s,
       stats.steps_this_run / seconds, stats.samples_this_run / seconds, wait_share, shards);
+  std::fflush(stdout);  // the figures are out before the clean-up (see selfplay_bench.cc)
   learner->reset();
   servers.clear();
   std::filesystem::remove_all(dir);
