@@ -447,9 +447,8 @@ TEST(InferenceServiceTest, ShutdownFinishesInFlightAnswersAndEndsStreamsUnavaila
     Thread shutdown("shutdown", [&] { server->Shutdown(); });
     // Shutdown stops serving first and closes the batcher after (which cancels the queue): resume
     // the held batch only once the queue is cancelled, or the worker may serve request 1 first.
-    ASSERT_TRUE(testing::WaitFor([&] {
-      return !server->serving() && server->batcher().stats().queued_requests == 0;
-    }));
+    ASSERT_TRUE(testing::WaitFor(
+        [&] { return !server->serving() && server->batcher().stats().queued_requests == 0; }));
     backend->ResumeRuns();
     std::map<uint64_t, EvaluateResponse> answers;
     EvaluateResponse response;
