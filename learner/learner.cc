@@ -187,6 +187,15 @@ absl::Status Learner::Run() {
       result = batch.status();
       break;
     }
+    if (options_.lr_scale) {
+      const double scale = options_.lr_scale();
+      if (!(scale > 0 && scale <= 1)) {  // NaN fails too
+        result = absl::InvalidArgumentError(
+            absl::StrCat("LearnerOptions::lr_scale returned ", scale, ", not in (0, 1]"));
+        break;
+      }
+      trainer_->set_lr_scale(scale);
+    }
     const absl::Time step_start = absl::Now();
     absl::StatusOr<StepResult> step = trainer_->Step(*batch);
     if (!step.ok()) {

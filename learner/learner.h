@@ -63,6 +63,10 @@ struct LearnerOptions {
   int keep_checkpoints = 5;             // >= 1
   int64_t max_steps = 0;                // Run returns once step() reaches it; 0: until Stop()
   bool resume = true;                   // false: refuse a directory that has checkpoints
+  // Called before each step (on Run's thread); its value, finite and in (0, 1], multiplies the
+  // trainer's schedule for that step (Trainer::set_lr_scale), e.g. zf run's decay over the last
+  // part of a timed run. null: 1. Another value ends Run with InvalidArgument.
+  std::function<double()> lr_scale;
   // Called after each publication (on Run's thread), e.g. to wake a ModelServer.
   std::function<void(const model::CheckpointManifest&)> on_publish;
   // Where the metrics go; null: a registry of the learner's own.

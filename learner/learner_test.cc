@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <string>
 
@@ -131,6 +132,28 @@ TEST_F(LearnerTest, BadBatchStopsTheRunWithInvalidArgument) {
   };
   ASSERT_OK_AND_ASSIGN(auto learner, Learner::Create(o));
   EXPECT_EQ(learner->Run().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(LearnerTest, LrScaleMultipliesTheScheduleAndABadOneStopsTheRun) {
+  LearnerOptions o = Options(/*max_steps=*/4);
+  o.trainer.lr.lr = 0.02;
+  int calls = 0;
+  o.lr_scale = [&] { return ++calls <= 2 ? 1.0 : 0.25; };
+  {
+    ASSERT_OK_AND_ASSIGN(auto learner, Learner::Create(o));
+    ASSERT_OK(learner->Run());
+    EXPECT_EQ(calls, 4);
+    EXPECT_DOUBLE_EQ(learner->stats().last.learning_rate, 0.005);
+  }
+  for (double bad : {0.0, 1.5, std::nan("")}) {
+    LearnerOptions b = Options(/*max_steps=*/10);
+    b.lr_scale = [bad] { return bad; };
+    ASSERT_OK_AND_ASSIGN(auto learner, Learner::Create(b));
+    absl::Status run = learner->Run();
+    EXPECT_EQ(run.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(run.message(), ::testing::HasSubstr("lr_scale")) << run;
+    EXPECT_EQ(learner->stats().steps, 4) << "no step taken with scale " << bad;
+  }
 }
 
 TEST_F(LearnerTest, RefusesAnotherNetworkInTheDirectory) {

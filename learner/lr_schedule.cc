@@ -58,4 +58,25 @@ double LearningRateAt(const LrSchedule& s, int64_t step) {
   return s.lr;
 }
 
+absl::Status TimeDecay::Validate() const {
+  if (!(decay_fraction >= 0 && decay_fraction <= 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("decay_fraction must be in [0, 1], got ", decay_fraction));
+  }
+  if (!(final_fraction > 0 && final_fraction <= 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("final_fraction must be in (0, 1], got ", final_fraction));
+  }
+  return absl::OkStatus();
+}
+
+double TimeDecayFactor(const TimeDecay& d, double progress) {
+  if (!(progress > 0)) progress = 0;  // NaN too
+  progress = std::min(progress, 1.0);
+  const double start = 1.0 - d.decay_fraction;
+  if (d.decay_fraction <= 0 || progress <= start) return 1.0;
+  const double t = (progress - start) / d.decay_fraction;  // (0, 1]
+  return 1.0 + (d.final_fraction - 1.0) * t;
+}
+
 }  // namespace zf::learner

@@ -34,4 +34,19 @@ struct LrSchedule {
 // The learning rate for step `step` (>= 0).
 double LearningRateAt(const LrSchedule& schedule, int64_t step);
 
+// A decay over the last part of a fixed time budget (a factor on the schedule's rate; zf run's
+// --lr_decay_fraction, the "warmup-stable-decay" shape): with `progress` the elapsed fraction
+// of the budget, 1 while progress <= 1 - decay_fraction, then falling linearly to
+// final_fraction at progress 1, and final_fraction after.
+struct TimeDecay {
+  double decay_fraction = 0;    // in [0, 1]; 0: no decay (the factor is always 1)
+  double final_fraction = 0.1;  // in (0, 1]
+
+  // Returns: OK; InvalidArgument naming the bad field.
+  absl::Status Validate() const;
+};
+
+// The factor at `progress` (clamped to [0, 1]; NaN counts as 0).
+double TimeDecayFactor(const TimeDecay& decay, double progress);
+
 }  // namespace zf::learner

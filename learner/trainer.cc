@@ -402,7 +402,7 @@ absl::StatusOr<StepResult> Trainer::Run(const zerofleet::v1::SampleBatch& batch,
   const model::NetworkShape& s = options_.shape;
   StepResult result;
   result.batch_size = static_cast<int>(b);
-  result.learning_rate = LearningRateAt(options_.lr, step_);
+  result.learning_rate = LearningRateAt(options_.lr, step_) * lr_scale_;
   ZF_RETURN_IF_ERROR(TorchCall(absl::StatusCode::kInternal, "training step", [&] {
 #if ZF_WITH_CUDA
     std::optional<c10::cuda::CUDAGuard> device_guard;

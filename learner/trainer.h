@@ -129,6 +129,11 @@ class Trainer {
 
   // Steps taken so far (restored by Restore).
   int64_t step() const { return step_; }
+  // A factor on the schedule's rate from the next Step on (e.g. a decay over wall-clock time,
+  // LearnerOptions::lr_scale); 1 at creation, not saved in checkpoints. Precondition: finite
+  // and > 0 (Learner checks it).
+  void set_lr_scale(double scale) { lr_scale_ = scale; }
+  double lr_scale() const { return lr_scale_; }
   const TrainerOptions& options() const { return options_; }
 
   // The current weights, optimizer state and step as a checkpoint of model `version` (not
@@ -149,6 +154,7 @@ class Trainer {
   const TrainerOptions options_;
   std::unique_ptr<Impl> impl_;
   int64_t step_ = 0;
+  double lr_scale_ = 1.0;
 };
 
 // Checks `batch` against `shape` (and `game` when both are non-empty) without LibTorch; the

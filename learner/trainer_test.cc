@@ -51,6 +51,26 @@ TEST(LrScheduleTest, WarmupStepAndCosine) {
   EXPECT_EQ(s.Validate().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(LrScheduleTest, TimeDecayIsFlatThenLinearToTheFinalFraction) {
+  TimeDecay d{.decay_fraction = 0.25, .final_fraction = 0.1};
+  ASSERT_OK(d.Validate());
+  EXPECT_DOUBLE_EQ(TimeDecayFactor(d, 0), 1.0);
+  EXPECT_DOUBLE_EQ(TimeDecayFactor(d, 0.75), 1.0);
+  EXPECT_NEAR(TimeDecayFactor(d, 0.875), 0.55, 1e-12);
+  EXPECT_NEAR(TimeDecayFactor(d, 1.0), 0.1, 1e-12);
+  EXPECT_NEAR(TimeDecayFactor(d, 7.0), 0.1, 1e-12);
+  EXPECT_DOUBLE_EQ(TimeDecayFactor(d, -1.0), 1.0);
+  EXPECT_DOUBLE_EQ(TimeDecayFactor(d, std::nan("")), 1.0);
+  d.decay_fraction = 0;
+  EXPECT_DOUBLE_EQ(TimeDecayFactor(d, 1.0), 1.0);
+  d.decay_fraction = 1;
+  EXPECT_NEAR(TimeDecayFactor(d, 0.5), 0.55, 1e-12);
+  d.decay_fraction = 1.5;
+  EXPECT_EQ(d.Validate().code(), absl::StatusCode::kInvalidArgument);
+  d = TimeDecay{.decay_fraction = 0.5, .final_fraction = 0};
+  EXPECT_EQ(d.Validate().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(TrainerTest, StepsReduceTheLoss) {
   for (OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kAdamW}) {
     ASSERT_OK_AND_ASSIGN(auto trainer, Trainer::Create(Options(kind)));

@@ -59,10 +59,11 @@ std::vector<std::string> Lines(const std::string& path, const std::string& event
 
 TEST(RunE2eTest, TheWholeLoopTrainsAndServesNewVersionsAndResumes) {
   const std::string dir = TempDir("zf-run");
-  // Self-play with forced playouts and policy target pruning (issue 19), kept by --resume.
-  ProcessResult r =
-      Zf({"run", "--game", "tictactoe", "--dir", dir, "--minutes", "0.4", "--fleet_view",
-          "--progress_s", "2", "--eval_games", "2", "--seed", "3", "--forced_playout_k", "2"});
+  // Self-play with forced playouts and policy target pruning (issue 19), and the learning rate
+  // decaying over the second half of the run, both kept by --resume.
+  ProcessResult r = Zf({"run", "--game", "tictactoe", "--dir", dir, "--minutes", "0.4",
+                        "--fleet_view", "--progress_s", "2", "--eval_games", "2", "--seed", "3",
+                        "--forced_playout_k", "2", "--lr_decay_fraction", "0.5"});
   ASSERT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;
   EXPECT_THAT(r.stdout_text,
               HasSubstr("zf run: tictactoe, network 2x32, forced playouts k=2, 2 replay shards"));
@@ -83,6 +84,7 @@ TEST(RunE2eTest, TheWholeLoopTrainsAndServesNewVersionsAndResumes) {
   const std::string run_json((std::istreambuf_iterator<char>(run_json_file)),
                              std::istreambuf_iterator<char>());
   EXPECT_THAT(run_json, HasSubstr("\"forced_playout_k\": 2,"));
+  EXPECT_THAT(run_json, HasSubstr("\"lr_decay_fraction\": 0.5, \"lr_final_fraction\": 0.1,"));
   EXPECT_TRUE(fs::exists(dir + "/replay/shard-0"));
   EXPECT_TRUE(fs::exists(dir + "/replay/shard-1"));
   ASSERT_TRUE(fs::exists(dir + "/checkpoints/latest"));
@@ -100,6 +102,15 @@ TEST(RunE2eTest, TheWholeLoopTrainsAndServesNewVersionsAndResumes) {
   }
   EXPECT_GE(Field(last, "published_version"), 2) << last;
   EXPECT_GE(most_served, 2) << "the inference server never served a version the learner published";
+  // The learning rate: the base rate (0.02) in the first half, falling towards 0.002 in the
+  // second (the last progress line is in its last seconds).
+  double highest_rate = 0;
+  for (const std::string& line : progress) {
+    highest_rate = std::max(highest_rate, Field(line, "learning_rate"));
+  }
+  EXPECT_DOUBLE_EQ(highest_rate, 0.02);
+  EXPECT_GT(Field(last, "learning_rate"), 0.0019) << last;
+  EXPECT_LT(Field(last, "learning_rate"), 0.015) << last;
   const std::vector<std::string> end = Lines(dir + "/progress.jsonl", "end");
   ASSERT_EQ(end.size(), 1u);
   const double first_version = Field(end[0], "published_version");
@@ -182,6 +193,11 @@ TEST(RunE2eTest, BadInputIsAUsageError) {
   ExpectUsageError({"run", "--game", "connect4", "--aux_heads", "--dir", aux_dir},
                    "final ownership");
   EXPECT_FALSE(fs::exists(aux_dir + "/run.json"));
+  ExpectUsageError({"run", "--game", "tictactoe", "--lr_decay_fraction", "0.3"}, "--minutes");
+  ExpectUsageError({"run", "--game", "tictactoe", "--minutes", "1", "--lr_decay_fraction", "1.5"},
+                   "--lr_decay_fraction");
+  ExpectUsageError({"run", "--game", "tictactoe", "--minutes", "1", "--lr_final_fraction", "0"},
+                   "--lr_final_fraction");
   ExpectUsageError({"run", "--resume"}, "--dir");
   ExpectUsageError({"run", "--resume", "--dir", TempDir("zf-run-none")}, "run.json");
 }

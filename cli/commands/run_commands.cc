@@ -72,6 +72,7 @@
 #include "inference_server/model_watcher.h"
 #include "inference_server/service/inference_server.h"
 #include "learner/learner.h"
+#include "learner/lr_schedule.h"
 #include "learner/service/model_server.h"
 #include "model/game_network.h"
 #include "replay/client/sharded_writer.h"
@@ -91,6 +92,13 @@ ABSL_FLAG(std::string, eval_vs, "",
 ABSL_FLAG(
     bool, fleet_view, false,
     "run: print the whole `zf top` fleet view at each progress line, not only its bottleneck");
+ABSL_FLAG(double, lr_decay_fraction, -1,
+          "run: the learning rate falls linearly over this last fraction of --minutes, 0..1, 0 "
+          "off (needs --minutes); not given (-1): the game's default (0 for every game); zf run "
+          "--resume: the run's own value, over the resumed part's --minutes");
+ABSL_FLAG(double, lr_final_fraction, 0.1,
+          "run: the learning rate at the end of --lr_decay_fraction's decay, as a fraction of "
+          "the base rate, (0, 1]");
 ABSL_FLAG(double, progress_s, 10, "run: seconds between progress lines (0.5..3600)");
 
 namespace zf::cli {
@@ -110,6 +118,7 @@ struct RunConfig {
   int max_batch = 64;
   int batch_size = 128;
   double lr = 0.02;
+  learner::TimeDecay lr_decay;  // over the run's --minutes (each part's, when resumed)
   int64_t steps_per_checkpoint = 100;
   int64_t capacity = 100'000;         // per shard, positions
   int64_t min_size_to_sample = 1000;  // per shard
@@ -125,13 +134,14 @@ struct RunConfig {
         "\"selfplay_sims\": %d, \"forced_playout_k\": %g, \"score_utility\": %g, "
         "\"aux_heads\": %d, "
         "\"global_pooling\": %d, \"games_per_worker\": %d, \"max_batch\": %d, \"batch_size\": %d, "
-        "\"lr\": %g, \"steps_per_checkpoint\": %d, \"capacity\": %d, \"min_size_to_sample\": %d, "
+        "\"lr\": %g, \"lr_decay_fraction\": %g, \"lr_final_fraction\": %g, "
+        "\"steps_per_checkpoint\": %d, \"capacity\": %d, \"min_size_to_sample\": %d, "
         "\"samples_per_insert\": %g, \"eval_games\": %d, \"eval_sims\": %d, \"eval_vs\": \"%s\", "
         "\"seed\": %d}\n",
         game, blocks, filters, shards, selfplay_sims, forced_playout_k, score_utility,
         aux_heads ? 1 : 0, global_pooling ? 1 : 0, games_per_worker, max_batch, batch_size, lr,
-        steps_per_checkpoint, capacity, min_size_to_sample, samples_per_insert, eval_games,
-        eval_sims, eval_vs, seed);
+        lr_decay.decay_fraction, lr_decay.final_fraction, steps_per_checkpoint, capacity,
+        min_size_to_sample, samples_per_insert, eval_games, eval_sims, eval_vs, seed);
   }
 };
 
@@ -238,6 +248,13 @@ absl::StatusOr<RunConfig> ReadConfig(const std::string& path) {
   ZF_RETURN_IF_ERROR(num("max_batch", &c.max_batch));
   ZF_RETURN_IF_ERROR(num("batch_size", &c.batch_size));
   ZF_RETURN_IF_ERROR(num("lr", &c.lr));
+  if (JsonField(json, "lr_decay_fraction")) {
+    ZF_RETURN_IF_ERROR(num("lr_decay_fraction", &c.lr_decay.decay_fraction));
+    ZF_RETURN_IF_ERROR(num("lr_final_fraction", &c.lr_decay.final_fraction));
+  }
+  if (absl::Status decay = c.lr_decay.Validate(); !decay.ok()) {
+    return absl::DataLossError(absl::StrCat(path, ": ", decay.message()));
+  }
   ZF_RETURN_IF_ERROR(num("steps_per_checkpoint", &c.steps_per_checkpoint));
   ZF_RETURN_IF_ERROR(num("capacity", &c.capacity));
   ZF_RETURN_IF_ERROR(num("min_size_to_sample", &c.min_size_to_sample));
@@ -450,6 +467,22 @@ absl::Status RunRun(const std::vector<std::string>& args) {
       return absl::InvalidArgumentError("--eval_sims must be in 0..100000");
     }
     if (uint64_t seed = absl::GetFlag(FLAGS_seed); seed != 0) config.seed = seed;
+    if (double v = absl::GetFlag(FLAGS_lr_decay_fraction); v != -1) {
+      config.lr_decay.decay_fraction = v;
+    }
+    config.lr_decay.final_fraction = absl::GetFlag(FLAGS_lr_final_fraction);
+    if (!(config.lr_decay.decay_fraction >= 0 && config.lr_decay.decay_fraction <= 1)) {
+      return absl::InvalidArgumentError(absl::StrCat("--lr_decay_fraction must be in 0..1, got ",
+                                                     config.lr_decay.decay_fraction));
+    }
+    if (!(config.lr_decay.final_fraction > 0 && config.lr_decay.final_fraction <= 1)) {
+      return absl::InvalidArgumentError(absl::StrCat("--lr_final_fraction must be in (0, 1], got ",
+                                                     config.lr_decay.final_fraction));
+    }
+    if (FlagGiven("lr_decay_fraction") && config.lr_decay.decay_fraction > 0 && minutes == 0) {
+      return absl::InvalidArgumentError(
+          "--lr_decay_fraction decays over the run's --minutes: give --minutes too");
+    }
   }
   ZF_ASSIGN_OR_RETURN(games::GameConfig game, games::ParseGameName(config.game));
   const std::vector<std::string> baselines =
@@ -535,6 +568,15 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   lo.trainer.shape = shape;
   lo.trainer.seed = config.seed;
   lo.trainer.lr.lr = config.lr;
+  if (config.lr_decay.decay_fraction > 0 && minutes > 0) {
+    // Over this invocation's --minutes, counted from here (the fleet's start-up is seconds).
+    const absl::Time decay_start = absl::Now();
+    const double budget_s = minutes * 60;
+    lo.lr_scale = [decay = config.lr_decay, decay_start, budget_s] {
+      return learner::TimeDecayFactor(decay,
+                                      absl::ToDoubleSeconds(absl::Now() - decay_start) / budget_s);
+    };
+  }
   lo.trainer.weight_decay = 1e-4;
   lo.trainer.intra_op_threads = 1;
   lo.trainer.device = "auto";  // the GPU where there is one (docs/gpu.md), else the CPU
@@ -772,7 +814,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
                  "\"evals_per_sec\": %.1f, \"mean_batch\": %.2f, \"replay_positions\": %d, "
                  "\"learner_steps\": %d, \"steps_per_sec\": %.3f, \"loss\": %.5f, "
                  "\"policy_loss\": %.5f, \"value_loss\": %.5f, \"ownership_loss\": %.5f, "
-                 "\"score_loss\": %.5f, \"data_wait\": %.4f, "
+                 "\"score_loss\": %.5f, \"learning_rate\": %.6g, \"data_wait\": %.4f, "
                  "\"published_version\": %d, \"serving_version\": %d, "
                  "\"resignation_enabled\": %s, \"resign_samples\": %d, "
                  "\"resign_false_positives\": %d}",
@@ -781,8 +823,8 @@ absl::Status RunRun(const std::vector<std::string>& args) {
                  (now.leaf_evaluations - previous.leaf_evaluations) / dt, mean_batch,
                  now.positions_stored, ls.steps, (now.steps - previous.steps) / dt,
                  ls.last.total_loss, ls.last.policy_loss, ls.last.value_loss,
-                 ls.last.ownership_loss, ls.last.score_loss, data_wait, ls.published_version,
-                 fleet.inference->model_version(),
+                 ls.last.ownership_loss, ls.last.score_loss, ls.last.learning_rate, data_wait,
+                 ls.published_version, fleet.inference->model_version(),
                  actor_stats.resignation_enabled ? "true" : "false", actor_stats.resign_samples,
                  actor_stats.resign_false_positives)
           << std::endl;
@@ -881,13 +923,30 @@ std::vector<Command> RunCommands() {
        "loopback gRPC, with live progress and periodic evaluations",
        "zf run --game G [--dir DIR] [--minutes M] [--net BxF] [--shards N] [--selfplay_sims N] "
        "[--forced_playout_k K] [--score_utility L] [--[no]aux_heads] [--global_pooling] "
+       "[--lr_decay_fraction F] [--lr_final_fraction R] "
        "[--eval_vs SPEC,...] [--eval_games N] [--eval_sims N] [--progress_s S] [--fleet_view] "
        "[--metrics_listen ADDR] [--seed S]\n"
        "  zf run --resume --dir DIR [--minutes M]",
-       WithLogFileFlag({"game", "dir", "minutes", "resume", "net", "shards", "selfplay_sims",
-                        "forced_playout_k", "score_utility", "aux_heads", "global_pooling",
-                        "eval_vs", "eval_games", "eval_sims", "progress_s", "fleet_view",
-                        "metrics_listen", "seed"}),
+       WithLogFileFlag({"game",
+                        "dir",
+                        "minutes",
+                        "resume",
+                        "net",
+                        "shards",
+                        "selfplay_sims",
+                        "forced_playout_k",
+                        "score_utility",
+                        "aux_heads",
+                        "global_pooling",
+                        "lr_decay_fraction",
+                        "lr_final_fraction",
+                        "eval_vs",
+                        "eval_games",
+                        "eval_sims",
+                        "progress_s",
+                        "fleet_view",
+                        "metrics_listen",
+                        "seed"}),
        RunRun},
   };
 }
