@@ -48,6 +48,8 @@ struct Model {
   int players = 0;
   int anchor = 0;
   double anchor_elo = 0;
+  double log_draw_prior = 0;  // log(RatingOptions::draw_prior_elo)
+  double draw_prior_spread = 1;
   // Index in the parameter vector of player p, or -1 for the anchor.
   int Index(int p) const { return p == anchor ? -1 : (p < anchor ? p : p - 1); }
   int AdvantageIndex() const { return players - 1; }
@@ -66,7 +68,12 @@ double Evaluate(const Model& model, const std::vector<Pairing>& pairings,
   const int ia = model.AdvantageIndex(), id = model.LogDrawIndex();
   if (gradient != nullptr) gradient->setZero(model.Size());
   if (hessian != nullptr) hessian->setZero(model.Size(), model.Size());
-  double log_posterior = 0;
+  // The draw width's prior: log d ~ Normal(log_draw_prior, draw_prior_spread^2).
+  const double precision = 1.0 / (model.draw_prior_spread * model.draw_prior_spread);
+  const double from_prior = theta[id] - model.log_draw_prior;
+  double log_posterior = -0.5 * precision * from_prior * from_prior;
+  if (gradient != nullptr) (*gradient)[id] -= precision * from_prior;
+  if (hessian != nullptr) (*hessian)(id, id) -= precision;
   for (const Pairing& p : pairings) {
     const double x =
         kScale * (model.Rating(theta, p.first) - model.Rating(theta, p.second) + theta[ia]);
@@ -163,6 +170,14 @@ absl::StatusOr<RatingTable> ComputeRatings(const std::vector<GameOutcome>& games
   if (!std::isfinite(options.anchor_elo)) {
     return absl::InvalidArgumentError("anchor_elo must be finite");
   }
+  if (!(options.draw_prior_elo > 0) || !std::isfinite(options.draw_prior_elo)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("draw_prior_elo must be > 0, got ", options.draw_prior_elo));
+  }
+  if (!(options.draw_prior_spread > 0) || !std::isfinite(options.draw_prior_spread)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("draw_prior_spread must be > 0, got ", options.draw_prior_spread));
+  }
   if (games.empty()) return absl::FailedPreconditionError("no games to rate");
 
   // Players by name, in order of first appearance.
@@ -228,6 +243,8 @@ absl::StatusOr<RatingTable> ComputeRatings(const std::vector<GameOutcome>& games
   model.players = static_cast<int>(names.size());
   model.anchor = anchor_it->second;
   model.anchor_elo = options.anchor_elo;
+  model.log_draw_prior = std::log(options.draw_prior_elo);
+  model.draw_prior_spread = options.draw_prior_spread;
   if (std::vector<int> unlinked = Unlinked(model.players, model.anchor, pairings);
       !unlinked.empty()) {
     std::vector<std::string> named;
@@ -243,7 +260,7 @@ absl::StatusOr<RatingTable> ComputeRatings(const std::vector<GameOutcome>& games
   for (int p = 0; p < model.players; ++p) {
     if (p != model.anchor) theta[model.Index(p)] = options.anchor_elo;
   }
-  theta[model.LogDrawIndex()] = std::log(100.0);
+  theta[model.LogDrawIndex()] = model.log_draw_prior;
   Eigen::VectorXd gradient;
   Eigen::MatrixXd hessian;
   double value = Evaluate(model, pairings, theta, &gradient, &hessian);

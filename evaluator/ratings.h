@@ -13,6 +13,13 @@
 // Prior. Like BayesElo, every pair of players that met gets `prior_draws` virtual draws (half with
 // each player first). Without them a player that won or lost every game has no finite rating;
 // with them such a rating is large but finite, and its interval says how little is known.
+// The draw width has a prior too: log(d) is normal around log(draw_prior_elo) with standard
+// deviation draw_prior_spread. Without it, when every pair's real games went one way (an early
+// evaluation: 4-0 against random, 0-4 against GNU Go) and no game was drawn (Go never draws),
+// only the virtual draws speak of d, and they are explained ever better by a wider d with the
+// ratings spread apart by as much: the fit drifted along that ridge and reported, for example,
+// 1766 [-178265, 181798]. The prior bounds the ridge; where real draws are many (tic-tac-toe)
+// they outweigh it.
 //
 // Intervals. The covariance of the estimate is the inverse of the negative Hessian of the log
 // posterior at its maximum (observed information, anchor fixed); a rating's 95% interval is
@@ -48,6 +55,10 @@ struct RatingOptions {
   std::string anchor = "random";  // its rating is fixed at anchor_elo
   double anchor_elo = 0.0;
   double prior_draws = 2.0;  // virtual draws per pair of players that met (>= 0)
+  // The draw width's prior (see above): median in Elo (> 0) and spread of its log (> 0;
+  // 1 = a factor of e).
+  double draw_prior_elo = 100.0;
+  double draw_prior_spread = 1.0;
   double confidence = 0.95;  // of the intervals, in (0, 1)
 };
 

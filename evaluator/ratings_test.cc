@@ -136,6 +136,35 @@ TEST(RatingsTest, ThePriorKeepsAPerfectRecordFinite) {
   EXPECT_GT(ByName(more).at("v1").elo, v1.elo);
 }
 
+// The evaluator's first match in a Go run: 4-0 against random, 0-4 against GNU Go, no draws
+// (Go has none). Without the draw width's prior the fit ran up a ridge (a wider draw width and
+// ratings spread as far apart) and said 1766 [-178265, 181798].
+TEST(RatingsTest, OneSidedRecordsWithoutDrawsKeepASensibleInterval) {
+  std::vector<GameOutcome> games;
+  for (int k = 0; k < 4; ++k) {
+    games.push_back({k % 2 ? "random" : "v2", k % 2 ? "v2" : "random",
+                     k % 2 ? Outcome::kSecondWon : Outcome::kFirstWon});
+    games.push_back({k % 2 ? "gnugo:1" : "v2", k % 2 ? "v2" : "gnugo:1",
+                     k % 2 ? Outcome::kFirstWon : Outcome::kSecondWon});
+  }
+  ASSERT_OK_AND_ASSIGN(RatingTable table, ComputeRatings(games));
+  const auto by_name = ByName(table);
+  const PlayerRating v2 = by_name.at("v2"), gnugo = by_name.at("gnugo:1");
+  EXPECT_GT(v2.elo, 0);
+  EXPECT_LT(v2.elo, gnugo.elo);
+  EXPECT_LT(v2.upper - v2.lower, 2000) << v2.elo << " [" << v2.lower << ", " << v2.upper << "]";
+  EXPECT_LT(gnugo.upper - gnugo.lower, 4000);
+  EXPECT_GT(table.draw_elo, 10);
+  EXPECT_LT(table.draw_elo, 1000);
+  // Where real draws are many, they and not the prior set the draw width.
+  RatingOptions narrow_prior;
+  narrow_prior.draw_prior_elo = 30;
+  std::mt19937_64 rng(17);
+  const auto drawn = Simulate({{"random", 0}, {"v1", 100}}, 1000, 0, 150, rng);
+  ASSERT_OK_AND_ASSIGN(RatingTable fit, ComputeRatings(drawn, narrow_prior));
+  EXPECT_NEAR(fit.draw_elo, 150, 15);
+}
+
 TEST(RatingsTest, AnchorEloShiftsEveryRating) {
   std::mt19937_64 rng(5);
   const auto games = Simulate({{"random", 0}, {"v1", 90}, {"v2", 200}}, 50, 10, 40, rng);
@@ -172,6 +201,14 @@ TEST(RatingsTest, NamesWhatCannotBeRated) {
   bad.prior_draws = -1;
   EXPECT_THAT(ComputeRatings({{"v1", "random", Outcome::kDraw}}, bad),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("prior_draws")));
+  bad = RatingOptions{};
+  bad.draw_prior_elo = 0;
+  EXPECT_THAT(ComputeRatings({{"v1", "random", Outcome::kDraw}}, bad),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("draw_prior_elo")));
+  bad = RatingOptions{};
+  bad.draw_prior_spread = NAN;
+  EXPECT_THAT(ComputeRatings({{"v1", "random", Outcome::kDraw}}, bad),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("draw_prior_spread")));
 }
 
 TEST(RatingsTest, HundredsOfVersionsInAChain) {

@@ -39,9 +39,9 @@ absl::Status MctsOptions::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("forced_playout_k must be >= 0 (0 = off), got ", forced_playout_k));
   }
-  if (!(score_utility >= 0.0f) || !std::isfinite(score_utility)) {
+  if (!(score_utility >= 0.0f && score_utility <= 1.0f)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("score_utility must be >= 0 (0 = off), got ", score_utility));
+        absl::StrCat("score_utility must be in [0, 1] (0 = off), got ", score_utility));
   }
   if (!(score_utility_scale > 0.0f) || !std::isfinite(score_utility_scale)) {
     return absl::InvalidArgumentError(

@@ -131,8 +131,8 @@ struct MctsOptions {
   // Forced playouts and policy target pruning at the root of searches with noise (see above);
   // KataGo uses 2. 0 (default): off. Finite, >= 0.
   float forced_playout_k = 0.0f;
-  // Score utility (see above): lambda, 0 (default) off; finite, >= 0. KataGo's self-play uses
-  // 0.3 or so next to values in [-1, 1].
+  // Score utility (see above): lambda, 0 (default) off; in [0, 1], so the score never outweighs
+  // a win (values are in [-1, 1]). KataGo's self-play uses 0.3 or so.
   float score_utility = 0.0f;
   // The score difference (in the score's unit, points / sqrt(board cells)) at which the
   // utility reaches half of lambda; finite, > 0.

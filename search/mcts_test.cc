@@ -87,6 +87,10 @@ TEST(MctsOptionsTest, RejectsOutOfRangeFields) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("forced_playout_k")));
   EXPECT_THAT(bad([](MctsOptions& o) { o.score_utility = -0.1f; }),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("score_utility")));
+  EXPECT_THAT(bad([](MctsOptions& o) { o.score_utility = 1.5f; }),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("score_utility must be in")));
+  EXPECT_THAT(bad([](MctsOptions& o) { o.score_utility = NAN; }),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("score_utility must be in")));
   EXPECT_THAT(bad([](MctsOptions& o) { o.score_utility_scale = 0; }),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("score_utility_scale")));
   EXPECT_THAT(bad([](MctsOptions& o) { o.score_utility_scale = INFINITY; }),
