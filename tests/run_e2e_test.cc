@@ -124,12 +124,22 @@ TEST(RunE2eTest, TheWholeLoopTrainsAndServesNewVersionsAndResumes) {
 
   // A second start on the same directory must say --resume; with it, the run goes on.
   ExpectUsageError({"run", "--game", "tictactoe", "--dir", dir, "--minutes", "0.1"}, "--resume");
-  r = Zf({"run", "--resume", "--dir", dir, "--minutes", "0.2", "--progress_s", "2"});
+  // The resume turns the decay off (the schedule is the one setting it may change): the
+  // resumed part trains at the base rate to its end, and run.json says so.
+  r = Zf({"run", "--resume", "--dir", dir, "--minutes", "0.2", "--progress_s", "2",
+          "--lr_decay_fraction", "0"});
   ASSERT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;
   EXPECT_THAT(r.stdout_text, HasSubstr("(resumed)"));
   const std::vector<std::string> ends = Lines(dir + "/progress.jsonl", "end");
   ASSERT_EQ(ends.size(), 2u);
   EXPECT_GT(Field(ends[1], "published_version"), first_version);
+  const std::vector<std::string> resumed_progress = Lines(dir + "/progress.jsonl", "progress");
+  ASSERT_FALSE(resumed_progress.empty());
+  EXPECT_DOUBLE_EQ(Field(resumed_progress.back(), "learning_rate"), 0.02);
+  std::ifstream resumed_json_in(dir + "/run.json");
+  const std::string resumed_json((std::istreambuf_iterator<char>(resumed_json_in)),
+                                 std::istreambuf_iterator<char>());
+  EXPECT_THAT(resumed_json, HasSubstr("\"lr_decay_fraction\": 0, \"lr_final_fraction\": 0.1,"));
   fs::remove_all(dir);
 }
 

@@ -80,7 +80,8 @@
 
 ABSL_FLAG(double, minutes, 0, "run: stop after this many minutes (0: until Ctrl-C)");
 ABSL_FLAG(bool, resume, false,
-          "run: continue the run in --dir (its run.json decides the settings)");
+          "run: continue the run in --dir (its run.json decides the settings; only "
+          "--lr_decay_fraction and --lr_final_fraction may change them)");
 ABSL_FLAG(std::string, net, "", "run: network shape BLOCKSxFILTERS, e.g. 2x32 (default: per game)");
 ABSL_FLAG(int, shards, 2, "run: replay shards (1..16)");
 ABSL_FLAG(int, selfplay_sims, 0, "run: simulations per full self-play search (0: per game)");
@@ -94,8 +95,8 @@ ABSL_FLAG(
     "run: print the whole `zf top` fleet view at each progress line, not only its bottleneck");
 ABSL_FLAG(double, lr_decay_fraction, -1,
           "run: the learning rate falls linearly over this last fraction of --minutes, 0..1, 0 "
-          "off (needs --minutes); not given (-1): the game's default (0 for every game); zf run "
-          "--resume: the run's own value, over the resumed part's --minutes");
+          "off (needs --minutes); not given (-1): the game's default (0 for every game), or with "
+          "--resume the run's own value; a resumed run decays over the resumed part's --minutes");
 ABSL_FLAG(double, lr_final_fraction, 0.1,
           "run: the learning rate at the end of --lr_decay_fraction's decay, as a fraction of "
           "the base rate, (0, 1]");
@@ -467,22 +468,27 @@ absl::Status RunRun(const std::vector<std::string>& args) {
       return absl::InvalidArgumentError("--eval_sims must be in 0..100000");
     }
     if (uint64_t seed = absl::GetFlag(FLAGS_seed); seed != 0) config.seed = seed;
-    if (double v = absl::GetFlag(FLAGS_lr_decay_fraction); v != -1) {
-      config.lr_decay.decay_fraction = v;
-    }
+  }
+  // The learning-rate schedule is the one setting a --resume may change (run.json then records
+  // the new one): a run extended for M more minutes can decay over them.
+  const bool schedule_given = FlagGiven("lr_decay_fraction") || FlagGiven("lr_final_fraction");
+  if (double v = absl::GetFlag(FLAGS_lr_decay_fraction); v != -1) {
+    config.lr_decay.decay_fraction = v;
+  }
+  if (!resume || FlagGiven("lr_final_fraction")) {
     config.lr_decay.final_fraction = absl::GetFlag(FLAGS_lr_final_fraction);
-    if (!(config.lr_decay.decay_fraction >= 0 && config.lr_decay.decay_fraction <= 1)) {
-      return absl::InvalidArgumentError(absl::StrCat("--lr_decay_fraction must be in 0..1, got ",
-                                                     config.lr_decay.decay_fraction));
-    }
-    if (!(config.lr_decay.final_fraction > 0 && config.lr_decay.final_fraction <= 1)) {
-      return absl::InvalidArgumentError(absl::StrCat("--lr_final_fraction must be in (0, 1], got ",
-                                                     config.lr_decay.final_fraction));
-    }
-    if (FlagGiven("lr_decay_fraction") && config.lr_decay.decay_fraction > 0 && minutes == 0) {
-      return absl::InvalidArgumentError(
-          "--lr_decay_fraction decays over the run's --minutes: give --minutes too");
-    }
+  }
+  if (!(config.lr_decay.decay_fraction >= 0 && config.lr_decay.decay_fraction <= 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--lr_decay_fraction must be in 0..1, got ", config.lr_decay.decay_fraction));
+  }
+  if (!(config.lr_decay.final_fraction > 0 && config.lr_decay.final_fraction <= 1)) {
+    return absl::InvalidArgumentError(absl::StrCat("--lr_final_fraction must be in (0, 1], got ",
+                                                   config.lr_decay.final_fraction));
+  }
+  if (FlagGiven("lr_decay_fraction") && config.lr_decay.decay_fraction > 0 && minutes == 0) {
+    return absl::InvalidArgumentError(
+        "--lr_decay_fraction decays over the run's --minutes: give --minutes too");
   }
   ZF_ASSIGN_OR_RETURN(games::GameConfig game, games::ParseGameName(config.game));
   const std::vector<std::string> baselines =
@@ -500,7 +506,9 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   std::filesystem::create_directories(dir + "/replay", ec);
   if (ec)
     return absl::InvalidArgumentError(absl::StrCat("cannot create ", dir, ": ", ec.message()));
-  if (!resume) ZF_RETURN_IF_ERROR(WriteFileAtomically(dir + "/run.json", config.ToJson()));
+  if (!resume || schedule_given) {
+    ZF_RETURN_IF_ERROR(WriteFileAtomically(dir + "/run.json", config.ToJson()));
+  }
   std::ofstream progress_log(dir + "/progress.jsonl", std::ios::app);
 
   if (pipe2(g_run_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
