@@ -34,6 +34,12 @@ std::string TempDir(const std::string& name) {
 }
 
 // The value of "key" in one flat JSON line (numbers only).
+// The whole file at `path` ("" if it cannot be read).
+std::string FileText(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
 double Field(const std::string& line, const std::string& key) {
   const std::string needle = absl::StrCat("\"", key, "\": ");
   size_t at = line.find(needle);
@@ -74,15 +80,11 @@ TEST(RunE2eTest, TheWholeLoopTrainsAndServesNewVersionsAndResumes) {
   // (and no other log line) on the terminal.
   EXPECT_THAT(r.stdout_text, HasSubstr(", log " + dir + "/zf.log"));
   EXPECT_EQ(r.stderr_text, "") << "a normal run and stop printed log lines on stderr";
-  std::ifstream log_file(dir + "/zf.log");
-  const std::string log((std::istreambuf_iterator<char>(log_file)),
-                        std::istreambuf_iterator<char>());
+  const std::string log = FileText(dir + "/zf.log");
   EXPECT_THAT(log, HasSubstr("learner: published version")) << "DIR/zf.log lacks the learner";
 
   // The run directory.
-  std::ifstream run_json_file(dir + "/run.json");
-  const std::string run_json((std::istreambuf_iterator<char>(run_json_file)),
-                             std::istreambuf_iterator<char>());
+  const std::string run_json = FileText(dir + "/run.json");
   EXPECT_THAT(run_json, HasSubstr("\"forced_playout_k\": 2,"));
   EXPECT_THAT(run_json, HasSubstr("\"lr_decay_fraction\": 0.5, \"lr_final_fraction\": 0.1,"));
   EXPECT_TRUE(fs::exists(dir + "/replay/shard-0"));
@@ -136,10 +138,8 @@ TEST(RunE2eTest, TheWholeLoopTrainsAndServesNewVersionsAndResumes) {
   const std::vector<std::string> resumed_progress = Lines(dir + "/progress.jsonl", "progress");
   ASSERT_FALSE(resumed_progress.empty());
   EXPECT_DOUBLE_EQ(Field(resumed_progress.back(), "learning_rate"), 0.02);
-  std::ifstream resumed_json_in(dir + "/run.json");
-  const std::string resumed_json((std::istreambuf_iterator<char>(resumed_json_in)),
-                                 std::istreambuf_iterator<char>());
-  EXPECT_THAT(resumed_json, HasSubstr("\"lr_decay_fraction\": 0, \"lr_final_fraction\": 0.1,"));
+  EXPECT_THAT(FileText(dir + "/run.json"),
+              HasSubstr("\"lr_decay_fraction\": 0, \"lr_final_fraction\": 0.1,"));
   fs::remove_all(dir);
 }
 
@@ -156,8 +156,7 @@ TEST(RunE2eTest, GoDefaultsToAuxHeadsAndNoauxHeadsTurnsThemOff) {
     args.insert(args.end(), extra.begin(), extra.end());
     ProcessResult r = Zf(args);
     EXPECT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;
-    std::ifstream in(dir + "/run.json");
-    std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string json = FileText(dir + "/run.json");
     fs::remove_all(dir);
     return {r.stdout_text.substr(0, r.stdout_text.find('\n')), json};
   };

@@ -471,11 +471,12 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   }
   // The learning-rate schedule is the one setting a --resume may change (run.json then records
   // the new one): a run extended for M more minutes can decay over them.
-  const bool schedule_given = FlagGiven("lr_decay_fraction") || FlagGiven("lr_final_fraction");
+  const bool decay_given = FlagGiven("lr_decay_fraction");
+  const bool final_given = FlagGiven("lr_final_fraction");
   if (double v = absl::GetFlag(FLAGS_lr_decay_fraction); v != -1) {
     config.lr_decay.decay_fraction = v;
   }
-  if (!resume || FlagGiven("lr_final_fraction")) {
+  if (!resume || final_given) {
     config.lr_decay.final_fraction = absl::GetFlag(FLAGS_lr_final_fraction);
   }
   if (!(config.lr_decay.decay_fraction >= 0 && config.lr_decay.decay_fraction <= 1)) {
@@ -486,7 +487,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     return absl::InvalidArgumentError(absl::StrCat("--lr_final_fraction must be in (0, 1], got ",
                                                    config.lr_decay.final_fraction));
   }
-  if (FlagGiven("lr_decay_fraction") && config.lr_decay.decay_fraction > 0 && minutes == 0) {
+  if (decay_given && config.lr_decay.decay_fraction > 0 && minutes == 0) {
     return absl::InvalidArgumentError(
         "--lr_decay_fraction decays over the run's --minutes: give --minutes too");
   }
@@ -506,7 +507,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   std::filesystem::create_directories(dir + "/replay", ec);
   if (ec)
     return absl::InvalidArgumentError(absl::StrCat("cannot create ", dir, ": ", ec.message()));
-  if (!resume || schedule_given) {
+  if (!resume || decay_given || final_given) {
     ZF_RETURN_IF_ERROR(WriteFileAtomically(dir + "/run.json", config.ToJson()));
   }
   std::ofstream progress_log(dir + "/progress.jsonl", std::ios::app);
