@@ -236,7 +236,8 @@ absl::StatusOr<RatingTable> ComputeRatings(const std::vector<GameOutcome>& games
   for (const auto& [order, p] : by_order) pairings.push_back(p), draws += p.draws;
   if (draws == 0) {
     return absl::InvalidArgumentError(
-        "no draws, real or virtual, to estimate the draw width from: give prior_draws > 0");
+        "no draws, real or virtual: without the virtual ones a one-sided record has no finite "
+        "rating; give prior_draws > 0");
   }
 
   Model model;
