@@ -55,6 +55,10 @@ class Durations:
         self.baseline_s = 10 if quick else 20
         self.replay_down_s = 5 if quick else 20
         self.partition_s = 8 if quick else 30
+        # A replay shard's partition must outlast the actors' insert deadline (ShardedReplayWriter
+        # rpc_timeout, 10 s): inserts wait for ready, so a shorter one only delays the insert in
+        # flight, which then succeeds without a retry and ZfActorReplayRetrying need not fire.
+        self.replay_partition_s = 14 if quick else 30
         self.sigstop_s = 5 if quick else 15
         self.disk_full_s = 8 if quick else 20
         self.settle_s = 3 if quick else 10
@@ -293,7 +297,8 @@ class Session:
             return self.measure_fault(name, inject)
         if name in ("partition-actor", "partition-replay"):
             host = self.actors()[0] if name == "partition-actor" else f.hosts["replay-1"]
-            return self.outage(name, host, "partition_s", d.partition_s, lambda: host.link(False),
+            seconds = d.partition_s if name == "partition-actor" else d.replay_partition_s
+            return self.outage(name, host, "partition_s", seconds, lambda: host.link(False),
                                lambda: host.link(True))
         if name == "sigstop-inference":
             inf = f.by_role("inference")[0]
