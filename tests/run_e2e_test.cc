@@ -209,6 +209,11 @@ TEST(RunE2eTest, BadInputIsAUsageError) {
                    "--lr_final_fraction");
   ExpectUsageError({"run", "--resume"}, "--dir");
   ExpectUsageError({"run", "--resume", "--dir", TempDir("zf-run-none")}, "run.json");
+  // A resume keeps the run's own settings: one given again is refused, not silently ignored.
+  ExpectUsageError({"run", "--resume", "--dir", TempDir("zf-run-fixed"), "--net", "6x64"},
+                   "--net is fixed by the run");
+  ExpectUsageError({"run", "--resume", "--dir", TempDir("zf-run-fixed"), "--noaux_heads"},
+                   "--aux_heads is fixed by the run");
 }
 
 }  // namespace

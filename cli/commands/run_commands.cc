@@ -397,6 +397,19 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   RunConfig config;
   if (resume) {
     if (dir.empty()) return absl::InvalidArgumentError("--resume needs --dir");
+    // The run's own settings come from DIR/run.json; one given again is refused rather than
+    // silently ignored (the learning-rate schedule is the one a resume may change, below).
+    for (const char* fixed :
+         {"game", "net", "shards", "selfplay_sims", "forced_playout_k", "score_utility",
+          "aux_heads", "global_pooling", "eval_vs", "eval_games", "eval_sims", "seed"}) {
+      if (FlagGiven(fixed)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--", fixed, " is fixed by the run (", dir,
+                         "/run.json) and a --resume cannot change it; a --resume takes --minutes, "
+                         "--lr_decay_fraction, --lr_final_fraction, --progress_s, --fleet_view, "
+                         "--metrics_listen and --log_file"));
+      }
+    }
     ZF_ASSIGN_OR_RETURN(config, ReadConfig(dir + "/run.json"));
   } else {
     ZF_ASSIGN_OR_RETURN(games::GameConfig game, games::ParseGameName(absl::GetFlag(FLAGS_game)));
@@ -935,7 +948,7 @@ std::vector<Command> RunCommands() {
        "[--lr_decay_fraction F] [--lr_final_fraction R] "
        "[--eval_vs SPEC,...] [--eval_games N] [--eval_sims N] [--progress_s S] [--fleet_view] "
        "[--metrics_listen ADDR] [--seed S]\n"
-       "  zf run --resume --dir DIR [--minutes M]",
+       "  zf run --resume --dir DIR [--minutes M] [--lr_decay_fraction F] [--lr_final_fraction R]",
        WithLogFileFlag({"game",
                         "dir",
                         "minutes",
