@@ -168,6 +168,11 @@ TEST(RunE2eTest, GoDefaultsToAuxHeadsAndNoauxHeadsTurnsThemOff) {
   EXPECT_THAT(defaults, HasSubstr("\"aux_heads\": 1,"));
   EXPECT_THAT(defaults, HasSubstr("\"forced_playout_k\": 0,"));
   EXPECT_THAT(defaults, HasSubstr("\"score_utility\": 0.3,"));
+  // The learning rate falls over the last quarter of --minutes (0.03 here).
+  EXPECT_THAT(defaults, HasSubstr("\"lr_decay_fraction\": 0.25, \"lr_final_fraction\": 0.1,"));
+  EXPECT_THAT(defaults_line,
+              HasSubstr("2 replay shards, learning rate 0.02 falling to 0.002 over the last "
+                        "0.0075 minutes"));
   EXPECT_THAT(defaults_line,
               HasSubstr("network 1x8 with ownership and score heads, score utility 0.3, 2 replay "
                         "shards"));

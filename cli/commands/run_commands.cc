@@ -95,8 +95,9 @@ ABSL_FLAG(
     "run: print the whole `zf top` fleet view at each progress line, not only its bottleneck");
 ABSL_FLAG(double, lr_decay_fraction, -1,
           "run: the learning rate falls linearly over this last fraction of --minutes, 0..1, 0 "
-          "off (needs --minutes); not given (-1): the game's default (0 for every game), or with "
-          "--resume the run's own value; a resumed run decays over the resumed part's --minutes");
+          "off (needs --minutes); not given (-1): the game's default (0.25 for Go, applied when "
+          "--minutes is given; 0 for the other games), or with --resume the run's own value; a "
+          "resumed run decays over the resumed part's --minutes");
 ABSL_FLAG(double, lr_final_fraction, 0.1,
           "run: the learning rate at the end of --lr_decay_fraction's decay, as a fraction of "
           "the base rate, (0, 1]");
@@ -171,6 +172,9 @@ RunConfig DefaultConfig(const games::GameConfig& game) {
       // per hour"). --noaux_heads turns both off.
       c.aux_heads = true;
       c.score_utility = 0.3;
+      // With --minutes, the learning rate falls over the last quarter to a tenth (issue 19:
+      // stronger at 60 and at 105 minutes, paired; docs/benchmarks.md "The learning-rate decay").
+      c.lr_decay.decay_fraction = 0.25;
       break;
     default:
       c.blocks = 3, c.filters = 32, c.selfplay_sims = 128, c.batch_size = 256;
@@ -554,9 +558,15 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     absl::StrAppend(&extras, ", forced playouts k=", config.forced_playout_k);
   }
   if (config.score_utility > 0) absl::StrAppend(&extras, ", score utility ", config.score_utility);
+  std::string schedule;
+  if (config.lr_decay.decay_fraction > 0 && minutes > 0) {
+    schedule = absl::StrFormat(", learning rate %g falling to %g over the last %g minutes",
+                               config.lr, config.lr * config.lr_decay.final_fraction,
+                               config.lr_decay.decay_fraction * minutes);
+  }
   std::cout << absl::StrFormat(
-                   "zf run: %s, network %dx%d%s, %d replay shards, run directory %s%s%s", game.name,
-                   config.blocks, config.filters, extras, config.shards, dir,
+                   "zf run: %s, network %dx%d%s, %d replay shards%s, run directory %s%s%s",
+                   game.name, config.blocks, config.filters, extras, config.shards, schedule, dir,
                    resume ? " (resumed)" : "",
                    log_file == "-" ? "" : absl::StrCat(", log ", log_file))
             << std::endl;
