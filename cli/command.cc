@@ -104,6 +104,10 @@ absl::Status ParseCommandFlags(const Command& command, const std::vector<std::st
 
 bool FlagGiven(absl::string_view name) { return GivenFlags().count(name) > 0; }
 
+std::vector<std::string> GivenFlagNames() {
+  return std::vector<std::string>(GivenFlags().begin(), GivenFlags().end());
+}
+
 std::string CommandHelp(const Command& command) {
   std::string out = absl::StrCat("usage: ", command.usage, "\n\n", command.summary, "\n");
   if (!command.flags.empty()) out += "\nflags:\n";

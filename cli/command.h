@@ -68,6 +68,9 @@ absl::Status ParseCommandFlags(const Command& command, const std::vector<std::st
 // `zf run --game go --noaux_heads` against Go's default of aux heads on.
 bool FlagGiven(absl::string_view name);
 
+// Every flag the last ParseCommandFlags set, by name in sorted order (as FlagGiven spells them).
+std::vector<std::string> GivenFlagNames();
+
 // The text of `zf COMMAND --help`: usage, summary and each accepted flag with its default.
 std::string CommandHelp(const Command& command);
 

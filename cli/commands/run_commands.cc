@@ -25,6 +25,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -402,16 +403,19 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   if (resume) {
     if (dir.empty()) return absl::InvalidArgumentError("--resume needs --dir");
     // The run's own settings come from DIR/run.json; one given again is refused rather than
-    // silently ignored (the learning-rate schedule is the one a resume may change, below).
-    for (const char* fixed :
-         {"game", "net", "shards", "selfplay_sims", "forced_playout_k", "score_utility",
-          "aux_heads", "global_pooling", "eval_vs", "eval_games", "eval_sims", "seed"}) {
-      if (FlagGiven(fixed)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--", fixed, " is fixed by the run (", dir,
-                         "/run.json) and a --resume cannot change it; a --resume takes --minutes, "
-                         "--lr_decay_fraction, --lr_final_fraction, --progress_s, --fleet_view, "
-                         "--metrics_listen and --log_file"));
+    // silently ignored. What a resume takes: how long and how it reports, and the learning-rate
+    // schedule (the one setting it may change, below). Any other flag, a new one included, is a
+    // setting of the run.
+    static constexpr absl::string_view kResumeTakes[] = {
+        "dir",        "resume",     "minutes",        "lr_decay_fraction", "lr_final_fraction",
+        "progress_s", "fleet_view", "metrics_listen", "log_file"};
+    for (const std::string& given : GivenFlagNames()) {
+      if (std::find(std::begin(kResumeTakes), std::end(kResumeTakes), given) ==
+          std::end(kResumeTakes)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--", given, " is fixed by the run (", dir,
+            "/run.json) and a --resume cannot change it; a --resume takes --",
+            absl::StrJoin(std::begin(kResumeTakes) + 2, std::end(kResumeTakes), ", --")));
       }
     }
     ZF_ASSIGN_OR_RETURN(config, ReadConfig(dir + "/run.json"));
