@@ -33,13 +33,13 @@ std::string TempDir(const std::string& name) {
   return dir.string();
 }
 
-// The value of "key" in one flat JSON line (numbers only).
 // The whole file at `path` ("" if it cannot be read).
 std::string FileText(const std::string& path) {
   std::ifstream in(path);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+// The value of "key" in one flat JSON line (numbers only).
 double Field(const std::string& line, const std::string& key) {
   const std::string needle = absl::StrCat("\"", key, "\": ");
   size_t at = line.find(needle);

@@ -415,6 +415,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
         return absl::InvalidArgumentError(absl::StrCat(
             "--", given, " is fixed by the run (", dir,
             "/run.json) and a --resume cannot change it; a --resume takes --",
+            // The list past "dir" and "resume", which every resume gives.
             absl::StrJoin(std::begin(kResumeTakes) + 2, std::end(kResumeTakes), ", --")));
       }
     }
@@ -512,6 +513,8 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     return absl::InvalidArgumentError(
         "--lr_decay_fraction decays over the run's --minutes: give --minutes too");
   }
+  // Without --minutes (until Ctrl-C) there is no end to decay towards: the rate stays constant.
+  const bool lr_decays = config.lr_decay.decay_fraction > 0 && minutes > 0;
   ZF_ASSIGN_OR_RETURN(games::GameConfig game, games::ParseGameName(config.game));
   const std::vector<std::string> baselines =
       absl::StrSplit(config.eval_vs, ',', absl::SkipWhitespace());
@@ -563,7 +566,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   }
   if (config.score_utility > 0) absl::StrAppend(&extras, ", score utility ", config.score_utility);
   std::string schedule;
-  if (config.lr_decay.decay_fraction > 0 && minutes > 0) {
+  if (lr_decays) {
     schedule = absl::StrFormat(", learning rate %g falling to %g over the last %g minutes",
                                config.lr, config.lr * config.lr_decay.final_fraction,
                                config.lr_decay.decay_fraction * minutes);
@@ -604,7 +607,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   lo.trainer.shape = shape;
   lo.trainer.seed = config.seed;
   lo.trainer.lr.lr = config.lr;
-  if (config.lr_decay.decay_fraction > 0 && minutes > 0) {
+  if (lr_decays) {
     // Over this invocation's --minutes, counted from here (the fleet's start-up is seconds).
     const absl::Time decay_start = absl::Now();
     const double budget_s = minutes * 60;
