@@ -88,6 +88,14 @@ absl::Status CheckFlagRange(const char* flag, int64_t value, int64_t lo, int64_t
   return absl::OkStatus();
 }
 
+absl::Status CheckRealFlagRange(const char* flag, double value, double lo, double hi) {
+  if (!(value >= lo && value <= hi)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", flag, " is ", value, ", expected ", lo, "..", hi));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<int> OpeningMovesFromFlag(int per_game_default) {
   const int plies = absl::GetFlag(FLAGS_opening_moves);
   if (plies == -1) return per_game_default;

@@ -47,6 +47,10 @@ namespace zf::cli {
 // LO..HI".
 absl::Status CheckFlagRange(const char* flag, int64_t value, int64_t lo, int64_t hi);
 
+// The same for a real-valued flag: OK when lo <= value <= hi (NaN is never in range);
+// otherwise InvalidArgument "--FLAG is VALUE, expected LO..HI".
+absl::Status CheckRealFlagRange(const char* flag, double value, double lo, double hi);
+
 // --opening_moves: `per_game_default` when not given (-1).
 // Returns: the plies; InvalidArgument "--opening_moves is V, expected 0..100" otherwise.
 absl::StatusOr<int> OpeningMovesFromFlag(int per_game_default);

@@ -101,6 +101,15 @@ TEST(CliActorTest, UsageErrors) {
   ExpectUsageError({"actor", "--game=tictactoe", "--inference=127.0.0.1:1", "--out=/tmp/x",
                     "--games_per_worker=0"},
                    "games_per_worker");
+  ExpectUsageError(
+      {"actor", "--game=go:9", "--inference=127.0.0.1:1", "--out=/tmp/x", "--score_utility=1.5"},
+      "--score_utility is 1.5, expected 0..1");
+  ExpectUsageError(
+      {"actor", "--game=go:9", "--inference=127.0.0.1:1", "--out=/tmp/x", "--forced_playout_k=-3"},
+      "--forced_playout_k is -3, expected 0..100");
+  ExpectUsageError({"actor", "--game=go:9", "--inference=127.0.0.1:1", "--out=/tmp/x", "--sims=64",
+                    "--fast_sims=65"},
+                   "--fast_sims is 65, expected 2..64");
   ExpectUsageError({"games", "dump"}, "zf games dump FILE");
   ExpectUsageError({"bench", "selfplay", "--actors=0"}, "--actors");
 }

@@ -182,9 +182,13 @@ TEST(RunE2eTest, GoDefaultsToAuxHeadsAndNoauxHeadsTurnsThemOff) {
   EXPECT_THAT(off, HasSubstr("\"forced_playout_k\": 2,"));
   EXPECT_THAT(off, HasSubstr("\"score_utility\": 0,"));
   EXPECT_THAT(off_line, HasSubstr("network 1x8, forced playouts k=2, 2 replay shards"));
-  const auto [plain_line, plain] = run({"--score_utility", "0"});
+  EXPECT_THAT(defaults, HasSubstr("\"selfplay_sims\": 64, \"selfplay_fast_sims\": 0,"));
+  const auto [plain_line, plain] = run({"--score_utility", "0", "--selfplay_fast_sims", "8"});
   EXPECT_THAT(plain, HasSubstr("\"score_utility\": 0,"));
-  EXPECT_THAT(plain_line, HasSubstr("with ownership and score heads, 2 replay shards"));
+  EXPECT_THAT(plain, HasSubstr("\"selfplay_fast_sims\": 8,"));
+  EXPECT_THAT(plain_line,
+              HasSubstr("with ownership and score heads, fast searches of 8 simulations, 2 replay "
+                        "shards"));
 }
 
 TEST(RunE2eTest, BadInputIsAUsageError) {
@@ -198,8 +202,16 @@ TEST(RunE2eTest, BadInputIsAUsageError) {
                    "--forced_playout_k");
   ExpectUsageError({"run", "--game", "tictactoe", "--forced_playout_k", "-3"},
                    "--forced_playout_k");
-  ExpectUsageError({"run", "--game", "go:5", "--score_utility", "1.5"}, "--score_utility");
+  ExpectUsageError({"run", "--game", "go:5", "--score_utility", "1.5"},
+                   "--score_utility is 1.5, expected 0..1");
+  ExpectUsageError({"run", "--game", "go:5", "--score_utility", "nan"}, "--score_utility is nan");
+  ExpectUsageError({"run", "--game", "go:5", "--minutes", "5", "--lr_decay_fraction", "1.2"},
+                   "--lr_decay_fraction is 1.2, expected 0..1");
   ExpectUsageError({"run", "--game", "tictactoe", "--score_utility", "0.3"}, "score head");
+  ExpectUsageError({"run", "--game", "go:5", "--selfplay_fast_sims", "1"},
+                   "--selfplay_fast_sims is 1, expected 2..64");
+  ExpectUsageError({"run", "--game", "go:5", "--selfplay_sims", "16", "--selfplay_fast_sims", "20"},
+                   "--selfplay_fast_sims is 20, expected 2..16");
   ExpectUsageError({"run", "--game", "go:5", "--noaux_heads", "--score_utility", "0.3"},
                    "score head");
   // Aux heads need a game with final ownership; the refusal leaves no run directory behind.

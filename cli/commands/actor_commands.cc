@@ -43,6 +43,10 @@ ABSL_DECLARE_FLAG(int, games);
 
 ABSL_FLAG(std::string, inference, "", "actor: the inference server, HOST:PORT");
 ABSL_FLAG(int, games_per_worker, 32, "actor: games each worker thread plays at once (1..4096)");
+ABSL_FLAG(int, fast_sims, 0,
+          "actor: simulations per fast search, 2..--sims (playout cap randomization: a quarter "
+          "of the moves get a full search of --sims, whose visits are the policy targets, the "
+          "others a fast one; 0: 32, or --sims when that is smaller)");
 ABSL_FLAG(bool, local, false,
           "actor: evaluate in process, one position at a time, with --checkpoint or a fresh "
           "--blocks x --filters network (the baseline of zf bench selfplay)");
@@ -111,22 +115,22 @@ absl::Status RunActor(const std::vector<std::string>& args) {
   options.workers = absl::GetFlag(FLAGS_workers);
   options.games_per_worker = absl::GetFlag(FLAGS_games_per_worker);
   options.self_play.mcts.num_simulations = absl::GetFlag(FLAGS_sims);
-  options.self_play.fast_simulations = std::max(
-      2, std::min(options.self_play.fast_simulations, options.self_play.mcts.num_simulations));
+  if (const int fast = absl::GetFlag(FLAGS_fast_sims); fast != 0) {
+    ZF_RETURN_IF_ERROR(
+        CheckFlagRange("fast_sims", fast, 2, options.self_play.mcts.num_simulations));
+    options.self_play.fast_simulations = fast;
+  } else {
+    options.self_play.fast_simulations = std::max(
+        2, std::min(options.self_play.fast_simulations, options.self_play.mcts.num_simulations));
+  }
   if (const double k = absl::GetFlag(FLAGS_forced_playout_k); k != -1) {
-    if (!(k >= 0 && k <= 100)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--forced_playout_k must be in 0..100, got ", k));
-    }
+    ZF_RETURN_IF_ERROR(CheckRealFlagRange("forced_playout_k", k, 0, 100));
     options.self_play.mcts.forced_playout_k = static_cast<float>(k);
   }
   // With a served model that has no score head the answers carry no scores, and the utility
   // stays 0 (search/mcts.h).
   if (const double lambda = absl::GetFlag(FLAGS_score_utility); lambda != -1) {
-    if (!(lambda >= 0 && lambda <= 1)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--score_utility must be in 0..1, got ", lambda));
-    }
+    ZF_RETURN_IF_ERROR(CheckRealFlagRange("score_utility", lambda, 0, 1));
     options.self_play.mcts.score_utility = static_cast<float>(lambda);
   }
   options.max_games = absl::GetFlag(FLAGS_games);
@@ -339,32 +343,19 @@ std::vector<Command> ActorCommands() {
       {"actor",
        "self-play against an inference server, games into a run directory or replay shards",
        "zf actor --game G --inference ADDR (--out DIR | --replay ADDR1,ADDR2,...) [--workers N] "
-       "[--games_per_worker N] [--sims N] [--forced_playout_k K] [--score_utility L] "
+       "[--games_per_worker N] [--sims N] [--fast_sims N] [--forced_playout_k K] [--score_utility "
+       "L] "
        "[--games N (0 = until "
        "SIGINT/SIGTERM)] "
        "[--metrics_listen ADDR] [--acked_log FILE] [--seed S] [--json]",
-       WithLogFileFlag(WithTlsFlags({"game",
-                                     "inference",
-                                     "out",
-                                     "replay",
-                                     "workers",
-                                     "games_per_worker",
-                                     "sims",
-                                     "forced_playout_k",
-                                     "score_utility",
-                                     "games",
-                                     "metrics_listen",
-                                     "acked_log",
-                                     "seed",
-                                     "json",
-                                     "local",
-                                     "checkpoint",
-                                     "blocks",
-                                     "filters",
-                                     "global_pooling",
-                                     "device",
-                                     "precision",
-                                     "cuda_graphs"})),
+       WithLogFileFlag(WithTlsFlags({"game",          "inference",      "out",
+                                     "replay",        "workers",        "games_per_worker",
+                                     "sims",          "fast_sims",      "forced_playout_k",
+                                     "score_utility", "games",          "metrics_listen",
+                                     "acked_log",     "seed",           "json",
+                                     "local",         "checkpoint",     "blocks",
+                                     "filters",       "global_pooling", "device",
+                                     "precision",     "cuda_graphs"})),
        RunActor, [](const std::vector<std::string>&) { return absl::GetFlag(FLAGS_local); }},
       {"games",
        "'dump FILE': print every game record of a .zfgames file",

@@ -86,6 +86,10 @@ ABSL_FLAG(bool, resume, false,
 ABSL_FLAG(std::string, net, "", "run: network shape BLOCKSxFILTERS, e.g. 2x32 (default: per game)");
 ABSL_FLAG(int, shards, 2, "run: replay shards (1..16)");
 ABSL_FLAG(int, selfplay_sims, 0, "run: simulations per full self-play search (0: per game)");
+ABSL_FLAG(int, selfplay_fast_sims, 0,
+          "run: simulations per fast self-play search, 2..--selfplay_sims (playout cap "
+          "randomization: a quarter of the moves get a full search, whose visits are the policy "
+          "targets, the others a fast one; 0: 32, or the full budget when that is smaller)");
 ABSL_FLAG(int, eval_games, -1,
           "run: games per baseline in each evaluation (0: no evaluations; -1: per game)");
 ABSL_FLAG(int, eval_sims, 0, "run: simulations of the network player in evaluations (0: per game)");
@@ -113,6 +117,7 @@ struct RunConfig {
   int blocks = 2, filters = 32;
   int shards = 2;
   int selfplay_sims = 0;        // 0: ActorOptions::ForGame's
+  int selfplay_fast_sims = 0;   // SelfPlayOptions::fast_simulations; 0: ForGame's, capped
   double forced_playout_k = 0;  // MctsOptions::forced_playout_k of self-play; 0: off
   double score_utility = 0;     // MctsOptions::score_utility of self-play; 0: off
   bool aux_heads = false;       // NetworkShape::aux_heads
@@ -134,17 +139,18 @@ struct RunConfig {
   std::string ToJson() const {
     return absl::StrFormat(
         "{\"game\": \"%s\", \"blocks\": %d, \"filters\": %d, \"shards\": %d, "
-        "\"selfplay_sims\": %d, \"forced_playout_k\": %g, \"score_utility\": %g, "
+        "\"selfplay_sims\": %d, \"selfplay_fast_sims\": %d, \"forced_playout_k\": %g, "
+        "\"score_utility\": %g, "
         "\"aux_heads\": %d, "
         "\"global_pooling\": %d, \"games_per_worker\": %d, \"max_batch\": %d, \"batch_size\": %d, "
         "\"lr\": %g, \"lr_decay_fraction\": %g, \"lr_final_fraction\": %g, "
         "\"steps_per_checkpoint\": %d, \"capacity\": %d, \"min_size_to_sample\": %d, "
         "\"samples_per_insert\": %g, \"eval_games\": %d, \"eval_sims\": %d, \"eval_vs\": \"%s\", "
         "\"seed\": %d}\n",
-        game, blocks, filters, shards, selfplay_sims, forced_playout_k, score_utility,
-        aux_heads ? 1 : 0, global_pooling ? 1 : 0, games_per_worker, max_batch, batch_size, lr,
-        lr_decay.decay_fraction, lr_decay.final_fraction, steps_per_checkpoint, capacity,
-        min_size_to_sample, samples_per_insert, eval_games, eval_sims, eval_vs, seed);
+        game, blocks, filters, shards, selfplay_sims, selfplay_fast_sims, forced_playout_k,
+        score_utility, aux_heads ? 1 : 0, global_pooling ? 1 : 0, games_per_worker, max_batch,
+        batch_size, lr, lr_decay.decay_fraction, lr_decay.final_fraction, steps_per_checkpoint,
+        capacity, min_size_to_sample, samples_per_insert, eval_games, eval_sims, eval_vs, seed);
   }
 };
 
@@ -233,7 +239,11 @@ absl::StatusOr<RunConfig> ReadConfig(const std::string& path) {
   ZF_RETURN_IF_ERROR(num("filters", &c.filters));
   ZF_RETURN_IF_ERROR(num("shards", &c.shards));
   ZF_RETURN_IF_ERROR(num("selfplay_sims", &c.selfplay_sims));
-  // Absent from the run.json of runs started before it existed: off, as they ran.
+  // Absent from the run.json of runs started before it existed: off (or the default), as they
+  // ran.
+  if (JsonField(json, "selfplay_fast_sims")) {
+    ZF_RETURN_IF_ERROR(num("selfplay_fast_sims", &c.selfplay_fast_sims));
+  }
   if (JsonField(json, "forced_playout_k")) {
     ZF_RETURN_IF_ERROR(num("forced_playout_k", &c.forced_playout_k));
   }
@@ -448,6 +458,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
           absl::StrCat("--shards must be in 1..16, got ", config.shards));
     }
     if (int v = absl::GetFlag(FLAGS_selfplay_sims); v != 0) config.selfplay_sims = v;
+    if (int v = absl::GetFlag(FLAGS_selfplay_fast_sims); v != 0) config.selfplay_fast_sims = v;
     if (double v = absl::GetFlag(FLAGS_forced_playout_k); v != -1) config.forced_playout_k = v;
     const bool score_utility_given = absl::GetFlag(FLAGS_score_utility) != -1;
     if (score_utility_given) config.score_utility = absl::GetFlag(FLAGS_score_utility);
@@ -462,14 +473,8 @@ absl::Status RunRun(const std::vector<std::string>& args) {
       model::NetworkShape unused;
       return model::SetAuxHeads(g, config.aux_heads, &unused);
     }));
-    if (!(config.forced_playout_k >= 0 && config.forced_playout_k <= 100)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--forced_playout_k must be in 0..100, got ", config.forced_playout_k));
-    }
-    if (!(config.score_utility >= 0 && config.score_utility <= 1)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--score_utility must be in 0..1, got ", config.score_utility));
-    }
+    ZF_RETURN_IF_ERROR(CheckRealFlagRange("forced_playout_k", config.forced_playout_k, 0, 100));
+    ZF_RETURN_IF_ERROR(CheckRealFlagRange("score_utility", config.score_utility, 0, 1));
     if (config.score_utility > 0 && !config.aux_heads) {
       if (score_utility_given) {
         return absl::InvalidArgumentError(
@@ -482,6 +487,13 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     if (std::string v = absl::GetFlag(FLAGS_eval_vs); !v.empty()) config.eval_vs = v;
     if (config.selfplay_sims < 0 || config.selfplay_sims > 100000) {
       return absl::InvalidArgumentError("--selfplay_sims must be in 0..100000");
+    }
+    if (config.selfplay_fast_sims != 0) {
+      const int full =
+          config.selfplay_sims > 0
+              ? config.selfplay_sims
+              : actor::ActorOptions::ForGame(config.game).self_play.mcts.num_simulations;
+      ZF_RETURN_IF_ERROR(CheckFlagRange("selfplay_fast_sims", config.selfplay_fast_sims, 2, full));
     }
     if (absl::GetFlag(FLAGS_eval_games) < -1 || config.eval_games > 10000) {
       return absl::InvalidArgumentError("--eval_games must be in -1..10000");
@@ -501,10 +513,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   if (!resume || final_given) {
     config.lr_decay.final_fraction = absl::GetFlag(FLAGS_lr_final_fraction);
   }
-  if (!(config.lr_decay.decay_fraction >= 0 && config.lr_decay.decay_fraction <= 1)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--lr_decay_fraction must be in 0..1, got ", config.lr_decay.decay_fraction));
-  }
+  ZF_RETURN_IF_ERROR(CheckRealFlagRange("lr_decay_fraction", config.lr_decay.decay_fraction, 0, 1));
   if (!(config.lr_decay.final_fraction > 0 && config.lr_decay.final_fraction <= 1)) {
     return absl::InvalidArgumentError(absl::StrCat("--lr_final_fraction must be in (0, 1], got ",
                                                    config.lr_decay.final_fraction));
@@ -565,6 +574,9 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     absl::StrAppend(&extras, ", forced playouts k=", config.forced_playout_k);
   }
   if (config.score_utility > 0) absl::StrAppend(&extras, ", score utility ", config.score_utility);
+  if (config.selfplay_fast_sims > 0) {
+    absl::StrAppend(&extras, ", fast searches of ", config.selfplay_fast_sims, " simulations");
+  }
   std::string schedule;
   if (lr_decays) {
     schedule = absl::StrFormat(", learning rate %g falling to %g over the last %g minutes",
@@ -695,6 +707,10 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   ao.workers = 1;
   ao.games_per_worker = config.games_per_worker;
   if (config.selfplay_sims > 0) ao.self_play.mcts.num_simulations = config.selfplay_sims;
+  ao.self_play.fast_simulations =
+      config.selfplay_fast_sims > 0
+          ? config.selfplay_fast_sims
+          : std::max(2, std::min(ao.self_play.fast_simulations, ao.self_play.mcts.num_simulations));
   ao.self_play.mcts.forced_playout_k = static_cast<float>(config.forced_playout_k);
   ao.self_play.mcts.score_utility = static_cast<float>(config.score_utility);
   ao.seed = config.seed + static_cast<uint64_t>(absl::ToUnixSeconds(absl::Now()));
@@ -961,6 +977,7 @@ std::vector<Command> RunCommands() {
        "the whole fleet in one process (replay shards, learner, inference server, actor) on "
        "loopback gRPC, with live progress and periodic evaluations",
        "zf run --game G [--dir DIR] [--minutes M] [--net BxF] [--shards N] [--selfplay_sims N] "
+       "[--selfplay_fast_sims N] "
        "[--forced_playout_k K] [--score_utility L] [--[no]aux_heads] [--global_pooling] "
        "[--lr_decay_fraction F] [--lr_final_fraction R] "
        "[--eval_vs SPEC,...] [--eval_games N] [--eval_sims N] [--progress_s S] [--fleet_view] "
@@ -973,6 +990,7 @@ std::vector<Command> RunCommands() {
                         "net",
                         "shards",
                         "selfplay_sims",
+                        "selfplay_fast_sims",
                         "forced_playout_k",
                         "score_utility",
                         "aux_heads",
