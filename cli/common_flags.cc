@@ -1,11 +1,13 @@
 #include "cli/common_flags.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "search/self_play.h"
 
 ABSL_FLAG(std::string, game, "connect4",
           "game name: tictactoe, connect4, dotsboxes[:RxC] (boxes, 1..10 each), go[:N][:komi=K] "
@@ -93,6 +95,16 @@ absl::Status CheckRealFlagRange(const char* flag, double value, double lo, doubl
     return absl::InvalidArgumentError(
         absl::StrCat("--", flag, " is ", value, ", expected ", lo, "..", hi));
   }
+  return absl::OkStatus();
+}
+
+absl::Status SetSelfPlaySimulations(search::SelfPlayOptions* options, int full, int fast,
+                                    const char* fast_flag) {
+  const int full_budget = full > 0 ? full : options->mcts.num_simulations;
+  if (fast != 0) ZF_RETURN_IF_ERROR(CheckFlagRange(fast_flag, fast, 2, full_budget));
+  options->mcts.num_simulations = full_budget;
+  options->fast_simulations =
+      fast != 0 ? fast : std::max(2, std::min(options->fast_simulations, full_budget));
   return absl::OkStatus();
 }
 

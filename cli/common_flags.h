@@ -11,6 +11,10 @@
 #include "absl/status/statusor.h"
 #include "common/grpc/channel.h"
 
+namespace zf::search {
+struct SelfPlayOptions;
+}  // namespace zf::search
+
 ABSL_DECLARE_FLAG(std::string, game);
 ABSL_DECLARE_FLAG(bool, json);
 ABSL_DECLARE_FLAG(uint64_t, seed);
@@ -50,6 +54,15 @@ absl::Status CheckFlagRange(const char* flag, int64_t value, int64_t lo, int64_t
 // The same for a real-valued flag: OK when lo <= value <= hi (NaN is never in range);
 // otherwise InvalidArgument "--FLAG is VALUE, expected LO..HI".
 absl::Status CheckRealFlagRange(const char* flag, double value, double lo, double hi);
+
+// The self-play search budgets from flags, in one place for `zf actor` and `zf run`: `full`
+// (> 0) replaces options->mcts.num_simulations, 0 keeps it; `fast` (the fast-search budget of
+// playout cap randomization), when not 0, must be in 2..full; when 0, the options' own fast
+// budget is kept but capped at the full one (and never below 2).
+// Returns: OK; InvalidArgument "--FAST_FLAG is V, expected 2..FULL" for a fast budget outside it
+// (the options unchanged).
+absl::Status SetSelfPlaySimulations(search::SelfPlayOptions* options, int full, int fast,
+                                    const char* fast_flag);
 
 // --opening_moves: `per_game_default` when not given (-1).
 // Returns: the plies; InvalidArgument "--opening_moves is V, expected 0..100" otherwise.

@@ -114,15 +114,8 @@ absl::Status RunActor(const std::vector<std::string>& args) {
   actor::ActorOptions options = actor::ActorOptions::ForGame(config.name);
   options.workers = absl::GetFlag(FLAGS_workers);
   options.games_per_worker = absl::GetFlag(FLAGS_games_per_worker);
-  options.self_play.mcts.num_simulations = absl::GetFlag(FLAGS_sims);
-  if (const int fast = absl::GetFlag(FLAGS_fast_sims); fast != 0) {
-    ZF_RETURN_IF_ERROR(
-        CheckFlagRange("fast_sims", fast, 2, options.self_play.mcts.num_simulations));
-    options.self_play.fast_simulations = fast;
-  } else {
-    options.self_play.fast_simulations = std::max(
-        2, std::min(options.self_play.fast_simulations, options.self_play.mcts.num_simulations));
-  }
+  ZF_RETURN_IF_ERROR(SetSelfPlaySimulations(&options.self_play, absl::GetFlag(FLAGS_sims),
+                                            absl::GetFlag(FLAGS_fast_sims), "fast_sims"));
   if (const double k = absl::GetFlag(FLAGS_forced_playout_k); k != -1) {
     ZF_RETURN_IF_ERROR(CheckRealFlagRange("forced_playout_k", k, 0, 100));
     options.self_play.mcts.forced_playout_k = static_cast<float>(k);
@@ -343,10 +336,8 @@ std::vector<Command> ActorCommands() {
       {"actor",
        "self-play against an inference server, games into a run directory or replay shards",
        "zf actor --game G --inference ADDR (--out DIR | --replay ADDR1,ADDR2,...) [--workers N] "
-       "[--games_per_worker N] [--sims N] [--fast_sims N] [--forced_playout_k K] [--score_utility "
-       "L] "
-       "[--games N (0 = until "
-       "SIGINT/SIGTERM)] "
+       "[--games_per_worker N] [--sims N] [--fast_sims N] [--forced_playout_k K] "
+       "[--score_utility L] [--games N (0 = until SIGINT/SIGTERM)] "
        "[--metrics_listen ADDR] [--acked_log FILE] [--seed S] [--json]",
        WithLogFileFlag(WithTlsFlags({"game",          "inference",      "out",
                                      "replay",        "workers",        "games_per_worker",

@@ -78,6 +78,7 @@
 #include "model/game_network.h"
 #include "replay/client/sharded_writer.h"
 #include "replay/service/replay_server.h"
+#include "search/self_play.h"
 
 ABSL_FLAG(double, minutes, 0, "run: stop after this many minutes (0: until Ctrl-C)");
 ABSL_FLAG(bool, resume, false,
@@ -488,13 +489,10 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     if (config.selfplay_sims < 0 || config.selfplay_sims > 100000) {
       return absl::InvalidArgumentError("--selfplay_sims must be in 0..100000");
     }
-    if (config.selfplay_fast_sims != 0) {
-      const int full =
-          config.selfplay_sims > 0
-              ? config.selfplay_sims
-              : actor::ActorOptions::ForGame(config.game).self_play.mcts.num_simulations;
-      ZF_RETURN_IF_ERROR(CheckFlagRange("selfplay_fast_sims", config.selfplay_fast_sims, 2, full));
-    }
+    // Checked here, before anything starts; set on the fleet's actor in step 4.
+    search::SelfPlayOptions budgets = actor::ActorOptions::ForGame(config.game).self_play;
+    ZF_RETURN_IF_ERROR(SetSelfPlaySimulations(&budgets, config.selfplay_sims,
+                                              config.selfplay_fast_sims, "selfplay_fast_sims"));
     if (absl::GetFlag(FLAGS_eval_games) < -1 || config.eval_games > 10000) {
       return absl::InvalidArgumentError("--eval_games must be in -1..10000");
     }
@@ -706,11 +704,8 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   actor::ActorOptions ao = actor::ActorOptions::ForGame(game.name);
   ao.workers = 1;
   ao.games_per_worker = config.games_per_worker;
-  if (config.selfplay_sims > 0) ao.self_play.mcts.num_simulations = config.selfplay_sims;
-  ao.self_play.fast_simulations =
-      config.selfplay_fast_sims > 0
-          ? config.selfplay_fast_sims
-          : std::max(2, std::min(ao.self_play.fast_simulations, ao.self_play.mcts.num_simulations));
+  ZF_RETURN_IF_ERROR(SetSelfPlaySimulations(&ao.self_play, config.selfplay_sims,
+                                            config.selfplay_fast_sims, "selfplay_fast_sims"));
   ao.self_play.mcts.forced_playout_k = static_cast<float>(config.forced_playout_k);
   ao.self_play.mcts.score_utility = static_cast<float>(config.score_utility);
   ao.seed = config.seed + static_cast<uint64_t>(absl::ToUnixSeconds(absl::Now()));
