@@ -174,15 +174,21 @@ TEST(RunE2eTest, GoDefaultsToAuxHeadsAndNoauxHeadsTurnsThemOff) {
               HasSubstr("2 replay shards, learning rate 0.02 falling to 0.002 over the last "
                         "0.0075 minutes"));
   EXPECT_THAT(defaults_line,
-              HasSubstr("network 1x8 with ownership and score heads, score utility 0.3, 2 replay "
-                        "shards"));
+              HasSubstr("network 1x8 with ownership and score heads, score utility 0.3, fast "
+                        "searches of 16 simulations, 2 replay shards"));
   // --noaux_heads turns the default utility off with the heads it needs.
   const auto [off_line, off] = run({"--noaux_heads", "--forced_playout_k", "2"});
   EXPECT_THAT(off, HasSubstr("\"aux_heads\": 0,"));
   EXPECT_THAT(off, HasSubstr("\"forced_playout_k\": 2,"));
   EXPECT_THAT(off, HasSubstr("\"score_utility\": 0,"));
-  EXPECT_THAT(off_line, HasSubstr("network 1x8, forced playouts k=2, 2 replay shards"));
-  EXPECT_THAT(defaults, HasSubstr("\"selfplay_sims\": 64, \"selfplay_fast_sims\": 0,"));
+  EXPECT_THAT(off_line, HasSubstr("network 1x8, forced playouts k=2, fast searches of 16 "
+                                  "simulations, 2 replay shards"));
+  // Go's fast searches of 16 simulations beside the full 64; the default is capped at a smaller
+  // full budget (a given --selfplay_fast_sims above it is a usage error, below).
+  EXPECT_THAT(defaults, HasSubstr("\"selfplay_sims\": 64, \"selfplay_fast_sims\": 16,"));
+  const auto [few_line, few] = run({"--selfplay_sims", "8"});
+  EXPECT_THAT(few, HasSubstr("\"selfplay_sims\": 8, \"selfplay_fast_sims\": 8,"));
+  EXPECT_THAT(few_line, HasSubstr("fast searches of 8 simulations"));
   const auto [plain_line, plain] = run({"--score_utility", "0", "--selfplay_fast_sims", "8"});
   EXPECT_THAT(plain, HasSubstr("\"score_utility\": 0,"));
   EXPECT_THAT(plain, HasSubstr("\"selfplay_fast_sims\": 8,"));
