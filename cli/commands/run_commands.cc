@@ -90,7 +90,8 @@ ABSL_FLAG(int, selfplay_sims, 0, "run: simulations per full self-play search (0:
 ABSL_FLAG(int, selfplay_fast_sims, 0,
           "run: simulations per fast self-play search, 2..--selfplay_sims (playout cap "
           "randomization: a quarter of the moves get a full search, whose visits are the policy "
-          "targets, the others a fast one; 0: 32, or the full budget when that is smaller)");
+          "targets, the others a fast one; 0: the game's default, Go 16 and the others 32, or the "
+          "full budget when that is smaller)");
 ABSL_FLAG(int, eval_games, -1,
           "run: games per baseline in each evaluation (0: no evaluations; -1: per game)");
 ABSL_FLAG(int, eval_sims, 0, "run: simulations of the network player in evaluations (0: per game)");
