@@ -171,7 +171,8 @@ TEST(RunE2eTest, GoDefaultsToAuxHeadsAndNoauxHeadsTurnsThemOff) {
   // The learning rate falls over the last quarter of --minutes (0.03 here).
   EXPECT_THAT(defaults, HasSubstr("\"lr_decay_fraction\": 0.25, \"lr_final_fraction\": 0.1,"));
   EXPECT_THAT(defaults_line,
-              HasSubstr("2 replay shards, learning rate 0.02 falling to 0.002 over the last "
+              HasSubstr("2 replay shards at 4 samples per insert, learning rate 0.02 falling to "
+                        "0.002 over the last "
                         "0.0075 minutes"));
   EXPECT_THAT(defaults_line,
               HasSubstr("network 1x8 with ownership and score heads, score utility 0.3, fast "
@@ -189,12 +190,15 @@ TEST(RunE2eTest, GoDefaultsToAuxHeadsAndNoauxHeadsTurnsThemOff) {
   const auto [few_line, few] = run({"--selfplay_sims", "8"});
   EXPECT_THAT(few, HasSubstr("\"selfplay_sims\": 8, \"selfplay_fast_sims\": 8,"));
   EXPECT_THAT(few_line, HasSubstr("fast searches of 8 simulations"));
-  const auto [plain_line, plain] = run({"--score_utility", "0", "--selfplay_fast_sims", "8"});
+  // --samples_per_insert sets the shards' rate limiter and is recorded for --resume.
+  const auto [plain_line, plain] =
+      run({"--score_utility", "0", "--selfplay_fast_sims", "8", "--samples_per_insert", "8"});
   EXPECT_THAT(plain, HasSubstr("\"score_utility\": 0,"));
   EXPECT_THAT(plain, HasSubstr("\"selfplay_fast_sims\": 8,"));
+  EXPECT_THAT(plain, HasSubstr("\"samples_per_insert\": 8,"));
   EXPECT_THAT(plain_line,
               HasSubstr("with ownership and score heads, fast searches of 8 simulations, 2 replay "
-                        "shards"));
+                        "shards at 8 samples per insert"));
 }
 
 TEST(RunE2eTest, BadInputIsAUsageError) {
@@ -218,6 +222,8 @@ TEST(RunE2eTest, BadInputIsAUsageError) {
                    "--selfplay_fast_sims is 1, expected 2..64");
   ExpectUsageError({"run", "--game", "go:5", "--selfplay_sims", "16", "--selfplay_fast_sims", "20"},
                    "--selfplay_fast_sims is 20, expected 2..16");
+  ExpectUsageError({"run", "--game", "go:5", "--samples_per_insert", "0"},
+                   "--samples_per_insert is 0, expected 0.1..1000");
   ExpectUsageError({"run", "--game", "go:5", "--noaux_heads", "--score_utility", "0.3"},
                    "score head");
   // Aux heads need a game with final ownership; the refusal leaves no run directory behind.

@@ -30,7 +30,9 @@
 
 ABSL_FLAG(int64_t, capacity, 1'000'000, "replay: window size in positions");
 ABSL_FLAG(int64_t, min_size_to_sample, 1000, "replay: positions stored before sampling starts");
-ABSL_FLAG(double, samples_per_insert, 4.0, "replay: target samples per inserted position");
+ABSL_FLAG(double, samples_per_insert, 4.0,
+          "replay and run: the samples per inserted position the shards' rate limiter keeps to "
+          "(zf run: 0.1..1000; a --resume keeps the run's own)");
 ABSL_FLAG(double, error_buffer, 100'000,
           "replay: the rate limiter's band half-width, in sampled positions");
 

@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "absl/cleanup/cleanup.h"
+#include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
@@ -108,6 +109,8 @@ ABSL_FLAG(double, lr_decay_fraction, -1,
 ABSL_FLAG(double, lr_final_fraction, 0.1,
           "run: the learning rate at the end of --lr_decay_fraction's decay, as a fraction of "
           "the base rate, (0, 1]");
+// Defined with `zf replay`, whose flag it is too.
+ABSL_DECLARE_FLAG(double, samples_per_insert);
 ABSL_FLAG(double, progress_s, 10, "run: seconds between progress lines (0.5..3600)");
 
 namespace zf::cli {
@@ -512,6 +515,11 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     if (config.eval_sims < 0 || config.eval_sims > 100000) {
       return absl::InvalidArgumentError("--eval_sims must be in 0..100000");
     }
+    if (FlagGiven("samples_per_insert")) {
+      config.samples_per_insert = absl::GetFlag(FLAGS_samples_per_insert);
+      ZF_RETURN_IF_ERROR(
+          CheckRealFlagRange("samples_per_insert", config.samples_per_insert, 0.1, 1000));
+    }
     if (uint64_t seed = absl::GetFlag(FLAGS_seed); seed != 0) config.seed = seed;
   }
   // The learning-rate schedule is the one setting a --resume may change (run.json then records
@@ -595,9 +603,10 @@ absl::Status RunRun(const std::vector<std::string>& args) {
                                config.lr_decay.decay_fraction * minutes);
   }
   std::cout << absl::StrFormat(
-                   "zf run: %s, network %dx%d%s, %d replay shards%s, run directory %s%s%s",
-                   game.name, config.blocks, config.filters, extras, config.shards, schedule, dir,
-                   resume ? " (resumed)" : "",
+                   "zf run: %s, network %dx%d%s, %d replay shards at %g samples per insert%s, "
+                   "run directory %s%s%s",
+                   game.name, config.blocks, config.filters, extras, config.shards,
+                   config.samples_per_insert, schedule, dir, resume ? " (resumed)" : "",
                    log_file == "-" ? "" : absl::StrCat(", log ", log_file))
             << std::endl;
 
@@ -709,6 +718,11 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   replay::ShardedReplayWriterOptions writer_options;
   writer_options.shards = fleet.shard_addresses;
   writer_options.spool_path = dir + "/actor.spool";
+  // Twice the games the actor plays at once may wait for the shards' rate limiter; past that
+  // the actor waits too, so what the learner samples is at most that far behind self-play. (The
+  // writer's own default of 1,024 held ~7 minutes of Go's games back on the 2-core VM when the
+  // learner set the pace: issue 19, docs/benchmarks.md "Samples per insert".)
+  writer_options.max_unacked_games = 2 * int64_t{config.games_per_worker};
   writer_options.seed = config.seed;
   writer_options.metrics = fleet.actor_registry.get();
   ZF_ASSIGN_OR_RETURN(std::unique_ptr<replay::ShardedReplayWriter> writer,
@@ -985,7 +999,7 @@ std::vector<Command> RunCommands() {
        "the whole fleet in one process (replay shards, learner, inference server, actor) on "
        "loopback gRPC, with live progress and periodic evaluations",
        "zf run --game G [--dir DIR] [--minutes M] [--net BxF] [--shards N] [--selfplay_sims N] "
-       "[--selfplay_fast_sims N] "
+       "[--selfplay_fast_sims N] [--samples_per_insert X] "
        "[--forced_playout_k K] [--score_utility L] [--[no]aux_heads] [--global_pooling] "
        "[--lr_decay_fraction F] [--lr_final_fraction R] "
        "[--eval_vs SPEC,...] [--eval_games N] [--eval_sims N] [--progress_s S] [--fleet_view] "
@@ -999,6 +1013,7 @@ std::vector<Command> RunCommands() {
                         "shards",
                         "selfplay_sims",
                         "selfplay_fast_sims",
+                        "samples_per_insert",
                         "forced_playout_k",
                         "score_utility",
                         "aux_heads",
