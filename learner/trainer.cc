@@ -8,6 +8,7 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #endif
+#include <dlfcn.h>
 #include <torch/optim/adamw.h>
 #include <torch/optim/sgd.h>
 #include <torch/serialize/input-archive.h>
@@ -39,6 +40,23 @@ namespace {
 
 using model::internal::ResidualNetImpl;
 using model::internal::TorchCall;
+
+// Gives the calling thread `threads` OpenMP threads for its LibTorch kernels, leaving every
+// other thread (and LibTorch's process-wide setting) alone: in `zf run` the inference server's
+// threads stay at their one. OpenMP's thread count is a per-thread setting; LibTorch applies its
+// process-wide one to a thread once, lazily, so that happens first. omp_set_num_threads is
+// looked up at run time so that it is the OpenMP runtime LibTorch itself loaded (a pip wheel
+// bundles its own libgomp); without one (a non-OpenMP build) this does nothing.
+void UseTrainingThreadsOnThisThread(int threads) {
+  thread_local int applied = 0;
+  if (threads <= 0 || applied == threads) return;
+  using SetThreadsFn = void (*)(int);
+  static auto* const omp_set_num_threads =
+      reinterpret_cast<SetThreadsFn>(::dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+  at::internal::lazy_init_num_threads();  // its per-thread flag is one across the process
+  if (omp_set_num_threads != nullptr) omp_set_num_threads(threads);
+  applied = threads;
+}
 
 // Optimizer-state section: an OutputArchive with "kind" (0 SGD, 1 AdamW) and, per parameter
 // name N, "N/momentum_buffer" (SGD) or "N/step", "N/exp_avg", "N/exp_avg_sq" (AdamW); only
@@ -398,6 +416,7 @@ absl::StatusOr<StepResult> Trainer::Evaluate(const zerofleet::v1::SampleBatch& b
 
 absl::StatusOr<StepResult> Trainer::Run(const zerofleet::v1::SampleBatch& batch, bool update) {
   ZF_RETURN_IF_ERROR(ValidateBatch(batch, options_.shape, options_.game));
+  UseTrainingThreadsOnThisThread(options_.intra_op_threads);
   const int64_t b = batch.batch_size();
   const model::NetworkShape& s = options_.shape;
   StepResult result;

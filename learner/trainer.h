@@ -73,9 +73,11 @@ struct TrainerOptions {
 
   // "cpu", "cuda", "cuda:N" or "auto" (CUDA when available).
   std::string device = "cpu";
-  // LibTorch intra-op (and inter-op) threads, process-wide (at::set_num_threads); 0 leaves
-  // LibTorch's setting alone. Set it deliberately: actors and the inference server share the
-  // cores in `zf run`.
+  // LibTorch intra-op threads: set process-wide at Create (at::set_num_threads), and again for
+  // the thread that runs Step/Evaluate on its first call there, for that thread only, so a later
+  // process-wide setting (`zf run`'s inference server sets 1) leaves the training thread's
+  // alone. 0 leaves LibTorch's setting alone. Set it deliberately: actors and the inference
+  // server share the cores in `zf run`.
   int intra_op_threads = 0;
 
   // Steps between loss reports, 0..10000; 0: 1 on the CPU, 20 on CUDA. Reading a loss on the

@@ -1,14 +1,18 @@
 #include "learner/trainer.h"
 
+#include <dlfcn.h>
+
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "learner/lr_schedule.h"
 #include "learner/testing/batches.h"
+#include "model/inference_session.h"
 
 namespace zf::learner {
 namespace {
@@ -84,6 +88,31 @@ TEST(TrainerTest, StepsReduceTheLoss) {
     EXPECT_LT(after.value_loss, before.value_loss);
     EXPECT_NEAR(after.total_loss, after.policy_loss + after.value_loss, 1e-5);
   }
+}
+
+// zf run's order: the trainer is created with its threads, then the inference server sets the
+// process-wide count to 1. The thread that trains keeps the trainer's count; another thread
+// gets the process-wide one.
+TEST(TrainerTest, TheTrainingThreadKeepsItsOwnThreadCount) {
+  using GetThreadsFn = int (*)();
+  auto* const omp_get_max_threads =
+      reinterpret_cast<GetThreadsFn>(::dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
+  if (omp_get_max_threads == nullptr) GTEST_SKIP() << "this LibTorch has no OpenMP";
+  TrainerOptions options = Options();
+  options.intra_op_threads = 3;
+  ASSERT_OK_AND_ASSIGN(auto trainer, Trainer::Create(options));
+  ASSERT_OK(model::SetIntraOpThreads(1));
+  const auto batch = MakeBatch(TinyShape(), 16, /*seed=*/1);
+  int training_thread = 0;
+  std::thread([&] {
+    EXPECT_OK(trainer->Step(batch).status());
+    EXPECT_OK(trainer->Step(batch).status());
+    training_thread = omp_get_max_threads();
+  }).join();
+  int other_thread = 0;
+  std::thread([&] { other_thread = model::IntraOpThreads(); }).join();
+  EXPECT_EQ(training_thread, 3);
+  EXPECT_EQ(other_thread, 1);
 }
 
 TEST(TrainerTest, ReportEveryAveragesTheLossesOfItsSteps) {

@@ -111,6 +111,9 @@ ABSL_FLAG(double, lr_final_fraction, 0.1,
           "the base rate, (0, 1]");
 // Defined with `zf replay`, whose flag it is too.
 ABSL_DECLARE_FLAG(double, samples_per_insert);
+ABSL_FLAG(int, learner_threads, 1,
+          "run: the learner's LibTorch threads, 1..64 (the inference server's stay at 1); a "
+          "--resume may change it");
 ABSL_FLAG(double, progress_s, 10, "run: seconds between progress lines (0.5..3600)");
 
 namespace zf::cli {
@@ -417,6 +420,8 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     return absl::InvalidArgumentError(
         absl::StrCat("--progress_s must be in 0.5..3600, got ", progress_s));
   }
+  const int learner_threads = absl::GetFlag(FLAGS_learner_threads);
+  ZF_RETURN_IF_ERROR(CheckFlagRange("learner_threads", learner_threads, 1, 64));
 
   RunConfig config;
   if (resume) {
@@ -427,7 +432,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     // setting of the run.
     static constexpr absl::string_view kResumeTakes[] = {
         "dir",        "resume",     "minutes",        "lr_decay_fraction", "lr_final_fraction",
-        "progress_s", "fleet_view", "metrics_listen", "log_file"};
+        "progress_s", "fleet_view", "metrics_listen", "log_file",          "learner_threads"};
     for (const std::string& given : GivenFlagNames()) {
       if (std::find(std::begin(kResumeTakes), std::end(kResumeTakes), given) ==
           std::end(kResumeTakes)) {
@@ -596,6 +601,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   if (config.selfplay_fast_sims > 0) {
     absl::StrAppend(&extras, ", fast searches of ", config.selfplay_fast_sims, " simulations");
   }
+  if (learner_threads > 1) absl::StrAppend(&extras, ", learner on ", learner_threads, " threads");
   std::string schedule;
   if (lr_decays) {
     schedule = absl::StrFormat(", learning rate %g falling to %g over the last %g minutes",
@@ -649,7 +655,9 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     };
   }
   lo.trainer.weight_decay = 1e-4;
-  lo.trainer.intra_op_threads = 1;
+  // On the training thread only (Trainer's contract): the inference server below sets the
+  // process-wide count to its own 1.
+  lo.trainer.intra_op_threads = learner_threads;
   lo.trainer.device = "auto";  // the GPU where there is one (docs/gpu.md), else the CPU
   lo.sampler.shards = fleet.shard_addresses;
   lo.sampler.seed = config.seed;
@@ -1003,8 +1011,9 @@ std::vector<Command> RunCommands() {
        "[--forced_playout_k K] [--score_utility L] [--[no]aux_heads] [--global_pooling] "
        "[--lr_decay_fraction F] [--lr_final_fraction R] "
        "[--eval_vs SPEC,...] [--eval_games N] [--eval_sims N] [--progress_s S] [--fleet_view] "
-       "[--metrics_listen ADDR] [--seed S]\n"
-       "  zf run --resume --dir DIR [--minutes M] [--lr_decay_fraction F] [--lr_final_fraction R]",
+       "[--learner_threads N] [--metrics_listen ADDR] [--seed S]\n"
+       "  zf run --resume --dir DIR [--minutes M] [--lr_decay_fraction F] [--lr_final_fraction R] "
+       "[--learner_threads N]",
        WithLogFileFlag({"game",
                         "dir",
                         "minutes",
@@ -1026,6 +1035,7 @@ std::vector<Command> RunCommands() {
                         "progress_s",
                         "fleet_view",
                         "metrics_listen",
+                        "learner_threads",
                         "seed"}),
        RunRun},
   };
