@@ -44,18 +44,21 @@ using model::internal::TorchCall;
 // Gives the calling thread `threads` OpenMP threads for its LibTorch kernels, leaving every
 // other thread (and LibTorch's process-wide setting) alone: in `zf run` the inference server's
 // threads stay at their one. OpenMP's thread count is a per-thread setting; LibTorch applies its
-// process-wide one to a thread once, lazily, so that happens first. omp_set_num_threads is
-// looked up at run time so that it is the OpenMP runtime LibTorch itself loaded (a pip wheel
-// bundles its own libgomp); without one (a non-OpenMP build) this does nothing.
+// process-wide one to a thread once, lazily, so that happens first. The OpenMP functions are
+// looked up at run time so that they are the runtime LibTorch itself loaded (a pip wheel bundles
+// its own libgomp); without one (a non-OpenMP build) this does nothing. Checked on every call
+// (two cheap calls), so a count set on this thread by something else is put back.
 void UseTrainingThreadsOnThisThread(int threads) {
-  thread_local int applied = 0;
-  if (threads <= 0 || applied == threads) return;
+  if (threads <= 0) return;
   using SetThreadsFn = void (*)(int);
+  using GetThreadsFn = int (*)();
   static auto* const omp_set_num_threads =
       reinterpret_cast<SetThreadsFn>(::dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+  static auto* const omp_get_max_threads =
+      reinterpret_cast<GetThreadsFn>(::dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
+  if (omp_set_num_threads == nullptr || omp_get_max_threads == nullptr) return;
   at::internal::lazy_init_num_threads();  // its per-thread flag is one across the process
-  if (omp_set_num_threads != nullptr) omp_set_num_threads(threads);
-  applied = threads;
+  if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
 }
 
 // Optimizer-state section: an OutputArchive with "kind" (0 SGD, 1 AdamW) and, per parameter
