@@ -79,7 +79,10 @@ TEST_F(CheckpointDirTest, PublishKeepsTheLastNAndPointsLatestAtTheNewest) {
 }
 
 TEST_F(CheckpointDirTest, LatestAlwaysNamesACompleteFileForAConcurrentReader) {
-  ASSERT_OK_AND_ASSIGN(auto d, CheckpointDirectory::Create({.dir = dir_, .keep = 2}));
+  // keep = 64: nothing is pruned while the reader reads, so any read error is a torn or missing
+  // file. (With keep = 2, a reader descheduled between resolving `latest` and opening the file,
+  // under a loaded machine, found it pruned: a slow reader, not a broken `latest`.)
+  ASSERT_OK_AND_ASSIGN(auto d, CheckpointDirectory::Create({.dir = dir_, .keep = 64}));
   ASSERT_OK(d->Publish(MakeCheckpoint(1)).status());
   std::atomic<bool> done{false};
   std::atomic<int> reads{0};
@@ -88,8 +91,6 @@ TEST_F(CheckpointDirTest, LatestAlwaysNamesACompleteFileForAConcurrentReader) {
     // Reads until the writer is done (and at least a few times).
     while (!done.load() || reads.load() < 10) {
       absl::StatusOr<model::Checkpoint> c = model::ReadCheckpoint(absl::StrCat(dir_, "/latest"));
-      // keep = 2: the file `latest` named when opened can be pruned only two publications
-      // later, long after the open; any read error is a torn or missing file.
       if (!c.ok()) {
         ADD_FAILURE() << c.status();
         failures.fetch_add(1);
