@@ -729,7 +729,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   // Twice the games the actor plays at once may wait for the shards' rate limiter; past that
   // the actor waits too, so what the learner samples is at most that far behind self-play. (The
   // writer's own default of 1,024 held ~7 minutes of Go's games back on the 2-core VM when the
-  // learner set the pace: issue 19, docs/benchmarks.md "Samples per insert".)
+  // learner set the pace: issue 19, docs/benchmarks.md "Eight samples per insert".)
   writer_options.max_unacked_games = 2 * int64_t{config.games_per_worker};
   writer_options.seed = config.seed;
   writer_options.metrics = fleet.actor_registry.get();
