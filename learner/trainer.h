@@ -61,23 +61,23 @@ struct TrainerOptions {
 
   OptimizerKind optimizer = OptimizerKind::kSgd;
   LrSchedule lr;
-  double momentum = 0.9;        // SGD (Nesterov off), in [0, 1)
-  double weight_decay = 1e-4;   // >= 0
-  double adam_beta1 = 0.9;      // AdamW
-  double adam_beta2 = 0.999;    // AdamW
-  double adam_eps = 1e-8;       // AdamW
-  double max_grad_norm = 10.0;  // global L2 clip; 0: none
-  double value_weight = 1.0;    // >= 0
+  double momentum = 0.9;          // SGD (Nesterov off), in [0, 1)
+  double weight_decay = 1e-4;     // >= 0
+  double adam_beta1 = 0.9;        // AdamW
+  double adam_beta2 = 0.999;      // AdamW
+  double adam_eps = 1e-8;         // AdamW
+  double max_grad_norm = 10.0;    // global L2 clip; 0: none
+  double value_weight = 1.0;      // >= 0
   double ownership_weight = 1.5;  // >= 0; used with aux_heads (KataGo's 1.5 per board)
   double score_weight = 0.5;      // >= 0; used with aux_heads
 
   // "cpu", "cuda", "cuda:N" or "auto" (CUDA when available).
   std::string device = "cpu";
-  // LibTorch intra-op threads: set process-wide at Create (at::set_num_threads), and again for
-  // the thread that runs Step/Evaluate on its first call there, for that thread only, so a later
-  // process-wide setting (`zf run`'s inference server sets 1) leaves the training thread's
-  // alone. 0 leaves LibTorch's setting alone. Set it deliberately: actors and the inference
-  // server share the cores in `zf run`.
+  // LibTorch intra-op threads: set process-wide at Create (at::set_num_threads), and checked
+  // (and put back if something changed it) at each Step/Evaluate for the calling thread only, so
+  // a later process-wide setting (`zf run`'s inference server sets 1) leaves the training
+  // thread's alone. 0 leaves LibTorch's setting alone. Set it deliberately: actors and the
+  // inference server share the cores in `zf run`.
   int intra_op_threads = 0;
 
   // Steps between loss reports, 0..10000; 0: 1 on the CPU, 20 on CUDA. Reading a loss on the
