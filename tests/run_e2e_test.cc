@@ -187,10 +187,14 @@ TEST(RunE2eTest, GoDefaultsToAuxHeadsAndNoauxHeadsTurnsThemOff) {
   // Go's fast searches of 16 simulations beside the full 64; the default is capped at a smaller
   // full budget (a given --selfplay_fast_sims above it is a usage error, below).
   EXPECT_THAT(defaults, HasSubstr("\"selfplay_sims\": 64, \"selfplay_fast_sims\": 16,"));
+  EXPECT_THAT(defaults, HasSubstr("\"games_per_worker\": 32, \"requests_in_flight\": 2,"));
   // --learner_threads: the learner trains on two (trainer_test checks the thread count stays
   // the learner's own).
-  const auto [few_line, few] = run({"--selfplay_sims", "8", "--learner_threads", "2"});
+  // --games_per_worker and --requests_in_flight size the actor's pipeline and are recorded.
+  const auto [few_line, few] = run({"--selfplay_sims", "8", "--learner_threads", "2",
+                                    "--games_per_worker", "12", "--requests_in_flight", "3"});
   EXPECT_THAT(few, HasSubstr("\"selfplay_sims\": 8, \"selfplay_fast_sims\": 8,"));
+  EXPECT_THAT(few, HasSubstr("\"games_per_worker\": 12, \"requests_in_flight\": 3,"));
   EXPECT_THAT(few_line, HasSubstr("fast searches of 8 simulations, learner on 2 threads"));
   // --samples_per_insert sets the shards' rate limiter and is recorded for --resume.
   const auto [plain_line, plain] =
@@ -224,6 +228,10 @@ TEST(RunE2eTest, BadInputIsAUsageError) {
                    "--selfplay_fast_sims is 1, expected 2..64");
   ExpectUsageError({"run", "--game", "go:5", "--selfplay_sims", "16", "--selfplay_fast_sims", "20"},
                    "--selfplay_fast_sims is 20, expected 2..16");
+  ExpectUsageError({"run", "--game", "go:5", "--requests_in_flight", "1"},
+                   "--requests_in_flight is 1, expected 2..64");
+  ExpectUsageError({"run", "--game", "go:5", "--games_per_worker", "0"},
+                   "--games_per_worker is 0, expected 1..4096");
   ExpectUsageError({"run", "--game", "go:5", "--learner_threads", "0"},
                    "--learner_threads is 0, expected 1..64");
   ExpectUsageError({"run", "--game", "go:5", "--samples_per_insert", "0"},

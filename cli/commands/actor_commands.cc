@@ -43,6 +43,9 @@ ABSL_DECLARE_FLAG(int, games);
 
 ABSL_FLAG(std::string, inference, "", "actor: the inference server, HOST:PORT");
 ABSL_FLAG(int, games_per_worker, 32, "actor: games each worker thread plays at once (1..4096)");
+ABSL_FLAG(int, requests_in_flight, 2,
+          "actor: inference requests each worker keeps in flight, 2..64 (capped at "
+          "--games_per_worker; the games are split into that many groups, one request each)");
 ABSL_FLAG(int, fast_sims, 0,
           "actor: simulations per fast search, 2..--sims (playout cap randomization: a quarter "
           "of the moves get a full search of --sims, whose visits are the policy targets, the "
@@ -108,12 +111,15 @@ absl::Status RunActor(const std::vector<std::string>& args) {
   ZF_RETURN_IF_ERROR(CheckFlagRange("workers", absl::GetFlag(FLAGS_workers), 1, 256));
   ZF_RETURN_IF_ERROR(
       CheckFlagRange("games_per_worker", absl::GetFlag(FLAGS_games_per_worker), 1, 4096));
+  ZF_RETURN_IF_ERROR(
+      CheckFlagRange("requests_in_flight", absl::GetFlag(FLAGS_requests_in_flight), 2, 64));
   ZF_RETURN_IF_ERROR(CheckFlagRange("sims", absl::GetFlag(FLAGS_sims), 2, 100000));
   ZF_RETURN_IF_ERROR(CheckFlagRange("games", absl::GetFlag(FLAGS_games), 0, 1000000000));
 
   actor::ActorOptions options = actor::ActorOptions::ForGame(config.name);
   options.workers = absl::GetFlag(FLAGS_workers);
   options.games_per_worker = absl::GetFlag(FLAGS_games_per_worker);
+  options.requests_in_flight = absl::GetFlag(FLAGS_requests_in_flight);
   ZF_RETURN_IF_ERROR(SetSelfPlaySimulations(&options.self_play, absl::GetFlag(FLAGS_sims),
                                             absl::GetFlag(FLAGS_fast_sims), "fast_sims"));
   if (const double k = absl::GetFlag(FLAGS_forced_playout_k); k != -1) {
@@ -336,7 +342,8 @@ std::vector<Command> ActorCommands() {
       {"actor",
        "self-play against an inference server, games into a run directory or replay shards",
        "zf actor --game G --inference ADDR (--out DIR | --replay ADDR1,ADDR2,...) [--workers N] "
-       "[--games_per_worker N] [--sims N] [--fast_sims N] [--forced_playout_k K] "
+       "[--games_per_worker N] [--requests_in_flight N] [--sims N] [--fast_sims N] "
+       "[--forced_playout_k K] "
        "[--score_utility L] [--games N (0 = until SIGINT/SIGTERM)] "
        "[--metrics_listen ADDR] [--acked_log FILE] [--seed S] [--json]",
        WithLogFileFlag(WithTlsFlags({"game",          "inference",      "out",
@@ -346,7 +353,7 @@ std::vector<Command> ActorCommands() {
                                      "acked_log",     "seed",           "json",
                                      "local",         "checkpoint",     "blocks",
                                      "filters",       "global_pooling", "device",
-                                     "precision",     "cuda_graphs"})),
+                                     "precision",     "cuda_graphs",    "requests_in_flight"})),
        RunActor, [](const std::vector<std::string>&) { return absl::GetFlag(FLAGS_local); }},
       {"games",
        "'dump FILE': print every game record of a .zfgames file",

@@ -111,6 +111,9 @@ ABSL_FLAG(double, lr_final_fraction, 0.1,
           "the base rate, (0, 1]");
 // Defined with `zf replay`, whose flag it is too.
 ABSL_DECLARE_FLAG(double, samples_per_insert);
+// Defined with `zf actor`, whose flags they are too.
+ABSL_DECLARE_FLAG(int, games_per_worker);
+ABSL_DECLARE_FLAG(int, requests_in_flight);
 ABSL_FLAG(int, learner_threads, 1,
           "run: the learner's LibTorch threads, 1..64 (the inference server's stay at 1); a "
           "--resume may change it");
@@ -131,6 +134,7 @@ struct RunConfig {
   bool aux_heads = false;       // NetworkShape::aux_heads
   bool global_pooling = false;  // NetworkShape::global_pooling
   int games_per_worker = 32;
+  int requests_in_flight = 2;  // ActorOptions::requests_in_flight of the one actor worker
   int max_batch = 64;
   int batch_size = 128;
   double lr = 0.02;
@@ -150,15 +154,17 @@ struct RunConfig {
         "\"selfplay_sims\": %d, \"selfplay_fast_sims\": %d, \"forced_playout_k\": %g, "
         "\"score_utility\": %g, "
         "\"aux_heads\": %d, "
-        "\"global_pooling\": %d, \"games_per_worker\": %d, \"max_batch\": %d, \"batch_size\": %d, "
+        "\"global_pooling\": %d, \"games_per_worker\": %d, \"requests_in_flight\": %d, "
+        "\"max_batch\": %d, \"batch_size\": %d, "
         "\"lr\": %g, \"lr_decay_fraction\": %g, \"lr_final_fraction\": %g, "
         "\"steps_per_checkpoint\": %d, \"capacity\": %d, \"min_size_to_sample\": %d, "
         "\"samples_per_insert\": %g, \"eval_games\": %d, \"eval_sims\": %d, \"eval_vs\": \"%s\", "
         "\"seed\": %d}\n",
         game, blocks, filters, shards, selfplay_sims, selfplay_fast_sims, forced_playout_k,
-        score_utility, aux_heads ? 1 : 0, global_pooling ? 1 : 0, games_per_worker, max_batch,
-        batch_size, lr, lr_decay.decay_fraction, lr_decay.final_fraction, steps_per_checkpoint,
-        capacity, min_size_to_sample, samples_per_insert, eval_games, eval_sims, eval_vs, seed);
+        score_utility, aux_heads ? 1 : 0, global_pooling ? 1 : 0, games_per_worker,
+        requests_in_flight, max_batch, batch_size, lr, lr_decay.decay_fraction,
+        lr_decay.final_fraction, steps_per_checkpoint, capacity, min_size_to_sample,
+        samples_per_insert, eval_games, eval_sims, eval_vs, seed);
   }
 };
 
@@ -273,6 +279,9 @@ absl::StatusOr<RunConfig> ReadConfig(const std::string& path) {
     c.global_pooling = pooling != 0;
   }
   ZF_RETURN_IF_ERROR(num("games_per_worker", &c.games_per_worker));
+  if (JsonField(json, "requests_in_flight")) {
+    ZF_RETURN_IF_ERROR(num("requests_in_flight", &c.requests_in_flight));
+  }
   ZF_RETURN_IF_ERROR(num("max_batch", &c.max_batch));
   ZF_RETURN_IF_ERROR(num("batch_size", &c.batch_size));
   ZF_RETURN_IF_ERROR(num("lr", &c.lr));
@@ -496,6 +505,14 @@ absl::Status RunRun(const std::vector<std::string>& args) {
             "--score_utility needs a network with the score head (--aux_heads, Go only)");
       }
       config.score_utility = 0;  // Go's default utility goes with its heads (--noaux_heads)
+    }
+    if (FlagGiven("games_per_worker")) {
+      config.games_per_worker = absl::GetFlag(FLAGS_games_per_worker);
+      ZF_RETURN_IF_ERROR(CheckFlagRange("games_per_worker", config.games_per_worker, 1, 4096));
+    }
+    if (FlagGiven("requests_in_flight")) {
+      config.requests_in_flight = absl::GetFlag(FLAGS_requests_in_flight);
+      ZF_RETURN_IF_ERROR(CheckFlagRange("requests_in_flight", config.requests_in_flight, 2, 64));
     }
     if (int v = absl::GetFlag(FLAGS_eval_games); v >= 0) config.eval_games = v;
     if (int v = absl::GetFlag(FLAGS_eval_sims); v != 0) config.eval_sims = v;
@@ -739,6 +756,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   actor::ActorOptions ao = actor::ActorOptions::ForGame(game.name);
   ao.workers = 1;
   ao.games_per_worker = config.games_per_worker;
+  ao.requests_in_flight = config.requests_in_flight;
   ZF_RETURN_IF_ERROR(SetSelfPlaySimulations(&ao.self_play, config.selfplay_sims,
                                             config.selfplay_fast_sims, "selfplay_fast_sims"));
   ao.self_play.mcts.forced_playout_k = static_cast<float>(config.forced_playout_k);
@@ -1007,7 +1025,8 @@ std::vector<Command> RunCommands() {
        "the whole fleet in one process (replay shards, learner, inference server, actor) on "
        "loopback gRPC, with live progress and periodic evaluations",
        "zf run --game G [--dir DIR] [--minutes M] [--net BxF] [--shards N] [--selfplay_sims N] "
-       "[--selfplay_fast_sims N] [--samples_per_insert X] "
+       "[--selfplay_fast_sims N] [--games_per_worker N] [--requests_in_flight N] "
+       "[--samples_per_insert X] "
        "[--forced_playout_k K] [--score_utility L] [--[no]aux_heads] [--global_pooling] "
        "[--lr_decay_fraction F] [--lr_final_fraction R] "
        "[--eval_vs SPEC,...] [--eval_games N] [--eval_sims N] [--progress_s S] [--fleet_view] "
@@ -1022,6 +1041,8 @@ std::vector<Command> RunCommands() {
                         "shards",
                         "selfplay_sims",
                         "selfplay_fast_sims",
+                        "games_per_worker",
+                        "requests_in_flight",
                         "samples_per_insert",
                         "forced_playout_k",
                         "score_utility",
