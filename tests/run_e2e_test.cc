@@ -255,6 +255,9 @@ TEST(RunE2eTest, BadInputIsAUsageError) {
                    "--net is fixed by the run");
   ExpectUsageError({"run", "--resume", "--dir", TempDir("zf-run-fixed"), "--noaux_heads"},
                    "--aux_heads is fixed by the run");
+  ExpectUsageError(
+      {"run", "--resume", "--dir", TempDir("zf-run-fixed"), "--requests_in_flight", "4"},
+      "--requests_in_flight is fixed by the run");
 }
 
 }  // namespace
