@@ -408,8 +408,9 @@ absl::Status ActorOptions::Validate() const {
         absl::StrCat("ActorOptions: ", name, " is ", v, ", expected ", lo, "..", hi));
   };
   ZF_RETURN_IF_ERROR(range("workers", workers, 1, 256));
-  ZF_RETURN_IF_ERROR(range("games_per_worker", games_per_worker, 1, 4096));
-  ZF_RETURN_IF_ERROR(range("requests_in_flight", requests_in_flight, 2, 64));
+  ZF_RETURN_IF_ERROR(range("games_per_worker", games_per_worker, 1, kMaxGamesPerWorker));
+  ZF_RETURN_IF_ERROR(
+      range("requests_in_flight", requests_in_flight, kMinRequestsInFlight, kMaxRequestsInFlight));
   ZF_RETURN_IF_ERROR(range("leaves_per_game", leaves_per_game, 1, 256));
   ZF_RETURN_IF_ERROR(range("max_games", max_games, 0, std::numeric_limits<int64_t>::max() / 2));
   ZF_RETURN_IF_ERROR(resignation_gate.Validate());

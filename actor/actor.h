@@ -68,9 +68,15 @@ struct ActorOptions {
   std::string game;
   // Worker threads, 1..256.
   int workers = 1;
-  // Games each worker plays at once, 1..4096.
+  // The bounds Validate() enforces on games_per_worker and requests_in_flight (the CLI flags
+  // check the same ones before anything starts).
+  static constexpr int kMaxGamesPerWorker = 4096;
+  static constexpr int kMinRequestsInFlight = 2;
+  static constexpr int kMaxRequestsInFlight = 64;
+  // Games each worker plays at once, 1..kMaxGamesPerWorker.
   int games_per_worker = 32;
-  // Requests each worker keeps in flight, >= 2 (capped at games_per_worker).
+  // Requests each worker keeps in flight, kMinRequestsInFlight..kMaxRequestsInFlight (capped at
+  // games_per_worker).
   int requests_in_flight = 2;
   // Leaves each game contributes to one request, 1..256 (virtual loss spreads them).
   int leaves_per_game = 4;

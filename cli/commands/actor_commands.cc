@@ -109,10 +109,11 @@ absl::Status RunActor(const std::vector<std::string>& args) {
     return absl::InvalidArgumentError("zf actor needs exactly one of --out DIR or --replay ADDRS");
   }
   ZF_RETURN_IF_ERROR(CheckFlagRange("workers", absl::GetFlag(FLAGS_workers), 1, 256));
-  ZF_RETURN_IF_ERROR(
-      CheckFlagRange("games_per_worker", absl::GetFlag(FLAGS_games_per_worker), 1, 4096));
-  ZF_RETURN_IF_ERROR(
-      CheckFlagRange("requests_in_flight", absl::GetFlag(FLAGS_requests_in_flight), 2, 64));
+  ZF_RETURN_IF_ERROR(CheckFlagRange("games_per_worker", absl::GetFlag(FLAGS_games_per_worker), 1,
+                                    actor::ActorOptions::kMaxGamesPerWorker));
+  ZF_RETURN_IF_ERROR(CheckFlagRange("requests_in_flight", absl::GetFlag(FLAGS_requests_in_flight),
+                                    actor::ActorOptions::kMinRequestsInFlight,
+                                    actor::ActorOptions::kMaxRequestsInFlight));
   ZF_RETURN_IF_ERROR(CheckFlagRange("sims", absl::GetFlag(FLAGS_sims), 2, 100000));
   ZF_RETURN_IF_ERROR(CheckFlagRange("games", absl::GetFlag(FLAGS_games), 0, 1000000000));
 

@@ -508,11 +508,14 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     }
     if (FlagGiven("games_per_worker")) {
       config.games_per_worker = absl::GetFlag(FLAGS_games_per_worker);
-      ZF_RETURN_IF_ERROR(CheckFlagRange("games_per_worker", config.games_per_worker, 1, 4096));
+      ZF_RETURN_IF_ERROR(CheckFlagRange("games_per_worker", config.games_per_worker, 1,
+                                        actor::ActorOptions::kMaxGamesPerWorker));
     }
     if (FlagGiven("requests_in_flight")) {
       config.requests_in_flight = absl::GetFlag(FLAGS_requests_in_flight);
-      ZF_RETURN_IF_ERROR(CheckFlagRange("requests_in_flight", config.requests_in_flight, 2, 64));
+      ZF_RETURN_IF_ERROR(CheckFlagRange("requests_in_flight", config.requests_in_flight,
+                                        actor::ActorOptions::kMinRequestsInFlight,
+                                        actor::ActorOptions::kMaxRequestsInFlight));
     }
     if (int v = absl::GetFlag(FLAGS_eval_games); v >= 0) config.eval_games = v;
     if (int v = absl::GetFlag(FLAGS_eval_sims); v != 0) config.eval_sims = v;
