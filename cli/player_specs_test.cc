@@ -75,6 +75,17 @@ TEST_F(NetPlayerTest, ScoreUtilityReachesTheSearch) {
   EXPECT_THAT(checkpoints_, ElementsAre("runs/a:b.zfckpt", "runs/a:b.zfckpt"));
 }
 
+TEST_F(NetPlayerTest, OptionsComeInAnyOrder) {
+  ASSERT_OK_AND_ASSIGN(
+      auto player,
+      MakePlayer<games::Go>("net:runs/a:b.zfckpt:16:lcb=5:score_utility=0.3", start_, 1));
+  ASSERT_OK(player->ChooseAction(start_).status());
+  EXPECT_GT(score_calls_, 1);  // the utility reached the search
+  ASSERT_OK_AND_ASSIGN(
+      player, MakePlayer<games::Go>("net:runs/a:b.zfckpt:16:score_utility=0.3:lcb=0", start_, 1));
+  EXPECT_THAT(checkpoints_, ElementsAre("runs/a:b.zfckpt", "runs/a:b.zfckpt"));
+}
+
 TEST_F(NetPlayerTest, ANetworkWithoutAScoreHeadIsRefused) {
   score_ = std::numeric_limits<float>::quiet_NaN();  // what an evaluator without scores gives
   EXPECT_THAT(MakePlayer<games::Go>("net:x.zfckpt:16:score_utility=0.3", start_, 1),
@@ -95,6 +106,13 @@ TEST_F(NetPlayerTest, BadOptionsAreNamed) {
                                                          HasSubstr("unknown option \"cpuct=2\"")));
   EXPECT_THAT(error("net:x.zfckpt:16:score_utility=0.1:score_utility=0.2"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("given twice")));
+  EXPECT_THAT(
+      error("net:x.zfckpt:16:lcb=11"),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("lcb must be a number in 0..10")));
+  EXPECT_THAT(error("net:x.zfckpt:16:lcb=-1"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("got \"-1\"")));
+  EXPECT_THAT(error("net:x.zfckpt:16:lcb=5:lcb=5"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("lcb is given twice")));
   EXPECT_THAT(error("net:x.zfckpt:score_utility=0.3"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("net:CHECKPOINT:SIMS")));
   EXPECT_THAT(error("net:x.zfckpt:sixteen:score_utility=0.3"),

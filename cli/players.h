@@ -8,9 +8,12 @@
 //                       zf-torch (cli/network_runtime.h): `zf` hands such commands over to it
 //   net:CHECKPOINT:SIMS:score_utility=L
 //                       the same search with score utility L (0..1, search::MctsOptions;
-//                       `zf run --score_utility`): the checkpoint needs the score head. Options
-//                       follow SIMS as ":key=value" (no ',': --eval_vs and --anchors split
-//                       lists of specs on it)
+//                       `zf run --score_utility`): the checkpoint needs the score head
+//   net:CHECKPOINT:SIMS:lcb=Z
+//                       plays the root child with the best lower confidence bound, Z standard
+//                       errors (0..10; search::MctsOptions::lcb_stdevs), instead of the most
+//                       visited. Options follow SIMS as ":key=value", in any order (no ',':
+//                       --eval_vs and --anchors split lists of specs on it)
 //   perfect             tic-tac-toe only: an exact solver picking among optimal moves at random
 //   gnugo:LEVEL         Go only: GNU Go (LEVEL 0..10) run as a GTP subprocess with the same
 //                       rules (--chinese-rules --positional-superko --forbid-suicide) and the
@@ -137,18 +140,20 @@ class PerfectPlayer final : public Player<G> {
   std::vector<int> last_best_;
 };
 
-// MCTS over any evaluator: a fresh tree per move, the most visited move is played. With
-// score_utility > 0 the evaluator's scores steer the search (search::MctsOptions).
+// MCTS over any evaluator: a fresh tree per move, the most visited move is played (with
+// lcb_stdevs > 0 the one with the best lower confidence bound). With score_utility > 0 the
+// evaluator's scores steer the search (search::MctsOptions).
 template <games::Game G>
 class MctsPlayer final : public Player<G> {
  public:
   static absl::StatusOr<std::unique_ptr<MctsPlayer>> Create(
       const G& start, int simulations, std::unique_ptr<search::Evaluator<G>> evaluator,
-      uint64_t seed, int batch_size, float score_utility = 0.0f) {
+      uint64_t seed, int batch_size, float score_utility = 0.0f, float lcb_stdevs = 0.0f) {
     search::MctsOptions options;
     options.num_simulations = simulations;
     options.seed = seed;
     options.score_utility = score_utility;
+    options.lcb_stdevs = lcb_stdevs;
     ZF_ASSIGN_OR_RETURN(std::unique_ptr<search::Mcts<G>> mcts,
                         search::Mcts<G>::Create(start, options));
     return std::unique_ptr<MctsPlayer>(
@@ -329,6 +334,7 @@ struct NetPlayerSpec {
   absl::string_view checkpoint;
   absl::string_view simulations;
   std::optional<float> score_utility;  // ":score_utility=L", L in 0..1
+  std::optional<float> lcb_stdevs;     // ":lcb=Z", Z in 0..10
 };
 
 // Splits "CHECKPOINT:SIMS[:key=value]..." (`rest`; CHECKPOINT may contain ':'): trailing
@@ -340,27 +346,37 @@ inline absl::StatusOr<NetPlayerSpec> ParseNetPlayerSpec(absl::string_view spec,
     absl::string_view option = rest.substr(last + 1);
     if (!absl::StrContains(option, '=')) break;
     rest = rest.substr(0, last);
-    absl::string_view value = option;
-    if (!absl::ConsumePrefix(&value, "score_utility=")) {
-      return absl::InvalidArgumentError(absl::StrCat("player \"", spec, "\": unknown option \"",
-                                                     option,
-                                                     "\" (net players take score_utility=L)"));
-    }
-    if (out.score_utility.has_value()) {
+    const size_t eq = option.find('=');
+    const absl::string_view key = option.substr(0, eq), value = option.substr(eq + 1);
+    std::optional<float>* field = nullptr;
+    float max = 0;
+    if (key == "score_utility") {
+      field = &out.score_utility;
+      max = 1;
+    } else if (key == "lcb") {
+      field = &out.lcb_stdevs;
+      max = 10;
+    } else {
       return absl::InvalidArgumentError(
-          absl::StrCat("player \"", spec, "\": score_utility is given twice"));
+          absl::StrCat("player \"", spec, "\": unknown option \"", option,
+                       "\" (net players take score_utility=L and lcb=Z)"));
     }
-    float l = 0;
-    if (!absl::SimpleAtof(value, &l) || !(l >= 0.0f) || l > 1.0f) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "player \"", spec, "\": score_utility must be a number in 0..1, got \"", value, "\""));
+    if (field->has_value()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("player \"", spec, "\": ", key, " is given twice"));
     }
-    out.score_utility = l;
+    float x = 0;
+    if (!absl::SimpleAtof(value, &x) || !(x >= 0.0f) || x > max) {
+      return absl::InvalidArgumentError(absl::StrCat("player \"", spec, "\": ", key,
+                                                     " must be a number in 0..", max, ", got \"",
+                                                     value, "\""));
+    }
+    *field = x;
   }
   const size_t last = rest.rfind(':');
   if (last == absl::string_view::npos || last == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("player \"", spec, "\": expected net:CHECKPOINT:SIMS[:score_utility=L]"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "player \"", spec, "\": expected net:CHECKPOINT:SIMS[:score_utility=L][:lcb=Z]"));
   }
   out.checkpoint = rest.substr(0, last);
   out.simulations = rest.substr(last + 1);
@@ -388,7 +404,8 @@ inline absl::StatusOr<int> ParseSimulations(absl::string_view spec, absl::string
 }  // namespace internal
 
 inline constexpr char kPlayerSpecHelp[] =
-    "random, mcts:SIMS (random rollouts), uniform:SIMS, net:CHECKPOINT:SIMS[:score_utility=L], "
+    "random, mcts:SIMS (random rollouts), uniform:SIMS, "
+    "net:CHECKPOINT:SIMS[:score_utility=L][:lcb=Z], "
     "perfect (tictactoe), gnugo:LEVEL (go, LEVEL 0..10)";
 
 namespace internal {
@@ -448,11 +465,12 @@ absl::StatusOr<std::unique_ptr<Player<G>>> MakePlayerImpl(absl::string_view spec
   std::unique_ptr<search::Evaluator<G>> evaluator;
   absl::string_view sims_text;
   int batch_size = 1;
-  float score_utility = 0.0f;
+  float score_utility = 0.0f, lcb_stdevs = 0.0f;
   if (kind == "net") {
     ZF_ASSIGN_OR_RETURN(const NetPlayerSpec net, ParseNetPlayerSpec(spec, spec.substr(colon + 1)));
     sims_text = net.simulations;
     score_utility = net.score_utility.value_or(0.0f);
+    lcb_stdevs = net.lcb_stdevs.value_or(0.0f);
     ZF_RETURN_IF_ERROR(internal::ParseSimulations(spec, sims_text).status());
     ZF_ASSIGN_OR_RETURN(evaluator, MakeNetworkEvaluator<G>(std::string(net.checkpoint), start));
     batch_size = 8;  // a few leaves per forward pass: same search, fewer network calls
@@ -477,9 +495,9 @@ absl::StatusOr<std::unique_ptr<Player<G>>> MakePlayerImpl(absl::string_view spec
     }
   }
   ZF_ASSIGN_OR_RETURN(int sims, internal::ParseSimulations(spec, sims_text));
-  ZF_ASSIGN_OR_RETURN(
-      std::unique_ptr<MctsPlayer<G>> player,
-      MctsPlayer<G>::Create(start, sims, std::move(evaluator), seed, batch_size, score_utility));
+  ZF_ASSIGN_OR_RETURN(std::unique_ptr<MctsPlayer<G>> player,
+                      MctsPlayer<G>::Create(start, sims, std::move(evaluator), seed, batch_size,
+                                            score_utility, lcb_stdevs));
   return std::unique_ptr<Player<G>>(std::move(player));
 }
 }  // namespace internal

@@ -47,6 +47,14 @@ absl::Status MctsOptions::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("score_utility_scale must be > 0, got ", score_utility_scale));
   }
+  if (!(lcb_stdevs >= 0.0f) || !std::isfinite(lcb_stdevs)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("lcb_stdevs must be >= 0 (0 = off), got ", lcb_stdevs));
+  }
+  if (!(lcb_min_visit_fraction >= 0.0f && lcb_min_visit_fraction <= 1.0f)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("lcb_min_visit_fraction must be in [0, 1], got ", lcb_min_visit_fraction));
+  }
   return absl::OkStatus();
 }
 

@@ -64,6 +64,20 @@
 // gives scores the search is the same as without score utility. Sums kept by tree reuse were
 // taken with the center of their search.
 //
+// Lower-confidence-bound move choice (KataGo's LCB, in our own form), with lcb_stdevs = z > 0:
+// BestAction takes, among the root children with at least lcb_min_visit_fraction of the most
+// visited child's visits (the most visited one always among them), the one with the highest
+//
+//   LCB(a) = Q(s, a) - z * sqrt(var(a) / N(s, a)),
+//   var(a) = (sum of (v + u - Q)^2 over a's visits + k0 * s0^2) / (N(s, a) + k0),  k0 = 1,
+//            s0^2 = 0.25,
+//
+// Q(s, a) including the score utility as in the selection above, and the per-visit value v + u
+// seen from the root's player (each edge keeps the sum of its squares). The prior term keeps a
+// child with a few equal values from counting as certain. A child that searched well but was
+// found late (so got fewer visits) is played when its lower bound beats the most visited one's;
+// policy targets, SelectAction and self-play are unchanged. 0 (default): the most visited.
+//
 // Batching and collisions. CollectLeaves runs simulations until it has max_leaves leaves that
 // need an evaluation, the budget is reached, or a collision: a walk that ends on a leaf already
 // waiting for its evaluation. Virtual loss is applied only to walks that produced a leaf, so
@@ -137,6 +151,12 @@ struct MctsOptions {
   // The score difference (in the score's unit, points / sqrt(board cells)) at which the
   // utility reaches half of lambda; finite, > 0.
   float score_utility_scale = 1.0f;
+  // LCB move choice for BestAction (see above): the number of standard errors z, 0 (default) off;
+  // finite, >= 0. KataGo plays with 5.
+  float lcb_stdevs = 0.0f;
+  // The fewest visits, as a fraction of the most visited child's, for a child to be chosen by
+  // its LCB; in [0, 1]. KataGo uses 0.15.
+  float lcb_min_visit_fraction = 0.15f;
 
   // Returns: OK; InvalidArgument naming the first field out of range.
   absl::Status Validate() const;
@@ -198,12 +218,13 @@ struct Edge {
   float prior = 0.0f;
   float w = 0.0f;      // sum of values for the player to move at the parent
   float u = 0.0f;      // sum of score utilities for the player to move at the parent
+  float w2 = 0.0f;     // sum of the squares of each visit's value + utility (for the LCB)
   int32_t n = 0;       // completed visits
   int32_t child = -1;  // node index, -1 until first traversed
   int16_t action = 0;
   int16_t in_flight = 0;
 };
-static_assert(sizeof(Edge) == 24);
+static_assert(sizeof(Edge) == 28);
 
 // Reusable buffers of one collect/evaluate/apply loop.
 template <games::Game G>
@@ -567,11 +588,35 @@ class Mcts {
     return children;
   }
 
-  // The most visited root action; ties go to the higher prior, then the lower action. Requires
-  // an expanded root (ZF_CHECK).
+  // The most visited root action; ties go to the higher prior, then the lower action. With
+  // lcb_stdevs > 0 instead the eligible child with the highest lower confidence bound (see
+  // above; ties go to the more visited). Requires an expanded root (ZF_CHECK).
   int BestAction() const {
     ZF_CHECK(nodes_[kRoot].state == NodeState::kExpanded) << "BestAction before expansion";
-    return MostVisitedRootEdge().action;
+    const Edge& most = MostVisitedRootEdge();
+    if (options_.lcb_stdevs <= 0.0f || most.n == 0) return most.action;
+    const float min_visits = options_.lcb_min_visit_fraction * static_cast<float>(most.n);
+    const Edge* best = &most;
+    float best_lcb = LowerConfidenceBound(most);
+    ForEachRootEdge([&](const Edge& e) {
+      if (&e == &most || e.n == 0 || static_cast<float>(e.n) < min_visits) return;
+      const float lcb = LowerConfidenceBound(e);
+      if (lcb > best_lcb || (lcb == best_lcb && e.n > best->n)) {
+        best = &e;
+        best_lcb = lcb;
+      }
+    });
+    return best->action;
+  }
+
+  // A visited root child's lower confidence bound of its mean value + utility for the root's
+  // player (see the LCB above; with any lcb_stdevs); -infinity for an unvisited one.
+  float RootLowerConfidenceBound(int action) const {
+    float out = -std::numeric_limits<float>::infinity();
+    ForEachRootEdge([&](const Edge& e) {
+      if (e.action == action && e.n > 0) out = LowerConfidenceBound(e);
+    });
+    return out;
   }
 
   // Samples a root action: temperature <= 0 takes the most visited (uniformly random among
@@ -743,6 +788,16 @@ class Mcts {
 
   bool ForcesPlayouts() const { return add_noise_ && options_.forced_playout_k > 0.0f; }
 
+  // Q - z * sqrt(var / N) of a visited edge (see the LCB above).
+  float LowerConfidenceBound(const Edge& e) const {
+    constexpr float kPriorVisits = 1.0f, kPriorVariance = 0.25f;
+    const float n = static_cast<float>(e.n);
+    const float mean = (e.w + e.u) / n;
+    const float squares = std::max(0.0f, e.w2 - n * mean * mean);
+    const float variance = (squares + kPriorVisits * kPriorVariance) / (n + kPriorVisits);
+    return mean - options_.lcb_stdevs * std::sqrt(variance / n);
+  }
+
   // The most visited root edge; ties go to the higher prior, then the lower action. The root
   // must be expanded.
   const Edge& MostVisitedRootEdge() const {
@@ -806,6 +861,7 @@ class Mcts {
       e.n += 1;
       e.w += v;
       e.u += u;
+      e.w2 += (v + u) * (v + u);
       e.in_flight = static_cast<int16_t>(e.in_flight - in_flight_delta);
       p.n += 1;
       p.w += v;

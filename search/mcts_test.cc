@@ -95,6 +95,12 @@ TEST(MctsOptionsTest, RejectsOutOfRangeFields) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("score_utility_scale")));
   EXPECT_THAT(bad([](MctsOptions& o) { o.score_utility_scale = INFINITY; }),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("score_utility_scale")));
+  EXPECT_THAT(bad([](MctsOptions& o) { o.lcb_stdevs = -1; }),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("lcb_stdevs")));
+  EXPECT_THAT(bad([](MctsOptions& o) { o.lcb_stdevs = NAN; }),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("lcb_stdevs")));
+  EXPECT_THAT(bad([](MctsOptions& o) { o.lcb_min_visit_fraction = 1.5f; }),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("lcb_min_visit_fraction")));
   EXPECT_THAT(Mcts<TicTacToe>::Create(TicTacToe(), Sims(0)),
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
@@ -578,6 +584,64 @@ testing::ScoringEvaluator<ConnectFour> Column6Evaluator() {
   return testing::ScoringEvaluator<ConnectFour>(
       [](const ConnectFour&) { return 0.0f; },
       [](const ConnectFour& g) { return g.ToPlay() == 0 ? Column6Score0(g) : -Column6Score0(g); });
+}
+
+// Connect Four valued by player 0's first stones: owning the bottom cell of column 3 is worth a
+// steady 0.3, of column 0 (and not 3) 0.35 on average but noisily (0.95 or -0.25 by the position's
+// hash), anything else -0.5; values for the player to move.
+float NoisyColumnZero0(const ConnectFour& game) {
+  const int bottom = ConnectFour::kRows - 1;
+  if (game.CellOwner(bottom, 3) == 0) return 0.3f;
+  if (game.CellOwner(bottom, 0) == 0) return (game.Hash() & 1) != 0 ? 0.95f : -0.25f;
+  return -0.5f;
+}
+RecordingEvaluator<ConnectFour> NoisyColumnZeroEvaluator() {
+  return RecordingEvaluator<ConnectFour>([](const ConnectFour& g) {
+    return g.ToPlay() == 0 ? NoisyColumnZero0(g) : -NoisyColumnZero0(g);
+  });
+}
+
+TEST(MctsLcbTest, PlaysTheSteadyChildOverTheNoisyMostVisitedOne) {
+  MctsOptions options = Sims(400);
+  auto evaluator = NoisyColumnZeroEvaluator();
+  auto most_visited = MakeMcts(ConnectFour(), options);
+  ASSERT_OK(most_visited->Run(evaluator, 1));
+  const std::vector<int> visits = most_visited->VisitCounts();
+  // The premise: the noisy column is searched most, the steady one enough to be eligible.
+  ASSERT_EQ(most_visited->BestAction(), 0) << ::testing::PrintToString(visits);
+  ASSERT_GE(visits[3], 0.15 * visits[0]) << ::testing::PrintToString(visits);
+
+  options.lcb_stdevs = 5.0f;
+  auto lcb = MakeMcts(ConnectFour(), options);
+  ASSERT_OK(lcb->Run(evaluator, 1));
+  EXPECT_EQ(lcb->VisitCounts(), visits);  // the same search; only the choice differs
+  EXPECT_EQ(lcb->BestAction(), 3);
+  EXPECT_GT(lcb->RootLowerConfidenceBound(3), lcb->RootLowerConfidenceBound(0));
+  // The bound lies below the child's mean, by more for the noisy child.
+  const std::vector<ChildStats> children = lcb->RootChildren();
+  EXPECT_LT(lcb->RootLowerConfidenceBound(3), children[3].value);
+  EXPECT_GT(children[0].value - lcb->RootLowerConfidenceBound(0),
+            children[3].value - lcb->RootLowerConfidenceBound(3));
+  EXPECT_EQ(lcb->RootLowerConfidenceBound(-1), -INFINITY);
+
+  // A child below the visit fraction is never chosen, whatever its bound.
+  options.lcb_min_visit_fraction =
+      static_cast<float>(visits[3] + 1) / static_cast<float>(visits[0]);
+  auto strict = MakeMcts(ConnectFour(), options);
+  ASSERT_OK(strict->Run(evaluator, 1));
+  EXPECT_EQ(strict->BestAction(), 0);
+}
+
+TEST(MctsLcbTest, AChildWithAllTheVisitsIsPlayed) {
+  MctsOptions options = Sims(50);
+  options.lcb_stdevs = 5.0f;
+  options.lcb_min_visit_fraction = 1.0f;
+  UniformEvaluator<ConnectFour> evaluator;
+  auto mcts = MakeMcts(ConnectFour(), options);
+  ASSERT_OK(mcts->Run(evaluator, 1));
+  auto plain = MakeMcts(ConnectFour(), Sims(50));
+  ASSERT_OK(plain->Run(evaluator, 1));
+  EXPECT_EQ(mcts->BestAction(), plain->BestAction());
 }
 
 TEST(MctsScoreUtilityTest, SteersTheSearchToTheBetterScoreAndLeavesValuesAlone) {

@@ -25,7 +25,7 @@
 
 ABSL_FLAG(std::string, player, "mcts:800",
           "gtp, analyze: the player's spec (random, mcts:SIMS, uniform:SIMS, "
-          "net:CHECKPOINT:SIMS[:score_utility=L], perfect, gnugo:LEVEL)");
+          "net:CHECKPOINT:SIMS[:score_utility=L][:lcb=Z], perfect, gnugo:LEVEL)");
 // Defined in game_commands.cc (`zf position`, `zf perft`).
 ABSL_DECLARE_FLAG(std::string, moves);
 
