@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::zf::testing::IsOkAndHolds;
 using ::zf::testing::StatusIs;
 
 // Uniform priors, value 0, and `score` for every position; counts the calls that asked for
@@ -84,6 +86,57 @@ TEST_F(NetPlayerTest, OptionsComeInAnyOrder) {
   ASSERT_OK_AND_ASSIGN(
       player, MakePlayer<games::Go>("net:runs/a:b.zfckpt:16:score_utility=0.3:lcb=0", start_, 1));
   EXPECT_THAT(checkpoints_, ElementsAre("runs/a:b.zfckpt", "runs/a:b.zfckpt"));
+}
+
+// Uniform priors; values for Black's first stones: the center a steady 0.32, the top-left
+// corner (without the center) 0.35 on average but noisily (0.95 or -0.25 by the position's
+// hash), anything else -0.5; values for the player to move.
+class NoisyCornerEvaluator final : public search::Evaluator<games::Go> {
+ public:
+  absl::Status Evaluate(std::span<const games::Go> positions, std::span<float> policies,
+                        std::span<float> values) override {
+    ZF_RETURN_IF_ERROR(uniform_.Evaluate(positions, policies, values));
+    for (size_t i = 0; i < positions.size(); ++i) {
+      const games::Go& g = positions[i];
+      float black = -0.5f;
+      if (g.StoneAt(2, 2) == 0) {
+        black = 0.32f;
+      } else if (g.StoneAt(0, 0) == 0) {
+        black = (g.Hash() & 1) != 0 ? 0.95f : -0.25f;
+      }
+      values[i] = g.ToPlay() == 0 ? black : -black;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  search::UniformEvaluator<games::Go> uniform_;
+};
+
+TEST_F(NetPlayerTest, LcbReachesTheSearch) {
+  NetworkEvaluatorHook<games::Go>() =
+      [](const std::string&,
+         const games::Go&) -> absl::StatusOr<std::unique_ptr<search::Evaluator<games::Go>>> {
+    return std::make_unique<NoisyCornerEvaluator>();
+  };
+  const int corner = 0, center = 2 * 5 + 2;
+  ASSERT_OK_AND_ASSIGN(auto plain, MakePlayer<games::Go>("net:x.zfckpt:400", start_, 1));
+  ASSERT_OK_AND_ASSIGN(int plain_move, plain->ChooseAction(start_));
+  // The premise: the noisy corner is searched most, the steady center enough to be eligible.
+  const std::optional<SearchReport> report = plain->LastSearch();
+  ASSERT_TRUE(report.has_value());
+  ASSERT_EQ(plain_move, corner) << plain->Thinking(start_);
+  int corner_visits = 0, center_visits = 0;
+  for (const search::ChildStats& c : report->children) {
+    if (c.action == corner) corner_visits = c.visits;
+    if (c.action == center) center_visits = c.visits;
+  }
+  ASSERT_GE(center_visits, 0.15 * corner_visits) << plain->Thinking(start_);
+
+  ASSERT_OK_AND_ASSIGN(auto lcb, MakePlayer<games::Go>("net:x.zfckpt:400:lcb=5", start_, 1));
+  EXPECT_THAT(lcb->ChooseAction(start_), IsOkAndHolds(center)) << lcb->Thinking(start_);
+  ASSERT_OK_AND_ASSIGN(auto off, MakePlayer<games::Go>("net:x.zfckpt:400:lcb=0", start_, 1));
+  EXPECT_THAT(off->ChooseAction(start_), IsOkAndHolds(corner));
 }
 
 TEST_F(NetPlayerTest, ANetworkWithoutAScoreHeadIsRefused) {

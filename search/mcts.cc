@@ -49,7 +49,7 @@ absl::Status MctsOptions::Validate() const {
   }
   if (!(lcb_stdevs >= 0.0f) || !std::isfinite(lcb_stdevs)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("lcb_stdevs must be >= 0 (0 = off), got ", lcb_stdevs));
+        absl::StrCat("lcb_stdevs must be finite and >= 0 (0 = off), got ", lcb_stdevs));
   }
   if (!(lcb_min_visit_fraction >= 0.0f && lcb_min_visit_fraction <= 1.0f)) {
     return absl::InvalidArgumentError(

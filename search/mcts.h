@@ -77,6 +77,9 @@
 // child with a few equal values from counting as certain. A child that searched well but was
 // found late (so got fewer visits) is played when its lower bound beats the most visited one's;
 // policy targets, SelectAction and self-play are unchanged. 0 (default): the most visited.
+// Eligibility counts raw visits, forced playouts included (players search without noise, so
+// they force none). RootChildren stays in edge order; a list sorted by visits need not put the
+// move BestAction plays first.
 //
 // Batching and collisions. CollectLeaves runs simulations until it has max_leaves leaves that
 // need an evaluation, the budget is reached, or a collision: a walk that ends on a leaf already
@@ -590,16 +593,20 @@ class Mcts {
 
   // The most visited root action; ties go to the higher prior, then the lower action. With
   // lcb_stdevs > 0 instead the eligible child with the highest lower confidence bound (see
-  // above; ties go to the more visited). Requires an expanded root (ZF_CHECK).
+  // above); ties in the bound go to the more visited, then to the most visited child, then to
+  // the lower action. Requires an expanded root (ZF_CHECK).
   int BestAction() const {
     ZF_CHECK(nodes_[kRoot].state == NodeState::kExpanded) << "BestAction before expansion";
     const Edge& most = MostVisitedRootEdge();
     if (options_.lcb_stdevs <= 0.0f || most.n == 0) return most.action;
-    const float min_visits = options_.lcb_min_visit_fraction * static_cast<float>(most.n);
+    // A relative tolerance keeps a child at exactly the fraction eligible despite float
+    // rounding (0.15f * 100 is a hair above 15).
+    const int64_t min_visits = static_cast<int64_t>(
+        std::ceil(static_cast<double>(options_.lcb_min_visit_fraction) * most.n * (1.0 - 1e-6)));
     const Edge* best = &most;
     float best_lcb = LowerConfidenceBound(most);
     ForEachRootEdge([&](const Edge& e) {
-      if (&e == &most || e.n == 0 || static_cast<float>(e.n) < min_visits) return;
+      if (&e == &most || e.n == 0 || e.n < min_visits) return;
       const float lcb = LowerConfidenceBound(e);
       if (lcb > best_lcb || (lcb == best_lcb && e.n > best->n)) {
         best = &e;

@@ -99,7 +99,13 @@ TEST(MctsOptionsTest, RejectsOutOfRangeFields) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("lcb_stdevs")));
   EXPECT_THAT(bad([](MctsOptions& o) { o.lcb_stdevs = NAN; }),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("lcb_stdevs")));
+  EXPECT_THAT(bad([](MctsOptions& o) { o.lcb_stdevs = INFINITY; }),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("finite")));
   EXPECT_THAT(bad([](MctsOptions& o) { o.lcb_min_visit_fraction = 1.5f; }),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("lcb_min_visit_fraction")));
+  EXPECT_THAT(bad([](MctsOptions& o) { o.lcb_min_visit_fraction = -0.1f; }),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("lcb_min_visit_fraction")));
+  EXPECT_THAT(bad([](MctsOptions& o) { o.lcb_min_visit_fraction = NAN; }),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("lcb_min_visit_fraction")));
   EXPECT_THAT(Mcts<TicTacToe>::Create(TicTacToe(), Sims(0)),
               StatusIs(absl::StatusCode::kInvalidArgument));
@@ -632,16 +638,51 @@ TEST(MctsLcbTest, PlaysTheSteadyChildOverTheNoisyMostVisitedOne) {
   EXPECT_EQ(strict->BestAction(), 0);
 }
 
-TEST(MctsLcbTest, AChildWithAllTheVisitsIsPlayed) {
-  MctsOptions options = Sims(50);
+TEST(MctsLcbTest, AChildAtExactlyTheVisitFractionIsEligible) {
+  MctsOptions options = Sims(400);
+  auto evaluator = NoisyColumnZeroEvaluator();
+  auto plain = MakeMcts(ConnectFour(), options);
+  ASSERT_OK(plain->Run(evaluator, 1));
+  const std::vector<int> visits = plain->VisitCounts();
+  ASSERT_GT(visits[0], visits[3]) << ::testing::PrintToString(visits);
   options.lcb_stdevs = 5.0f;
+  // The steady child's own share of the most visited one's visits, and a float's step above it
+  // (the product with the visits may round above the count: 0.15f * 100 > 15).
+  for (const float fraction :
+       {static_cast<float>(visits[3]) / static_cast<float>(visits[0]),
+        std::nextafter(static_cast<float>(visits[3]) / static_cast<float>(visits[0]), 1.0f)}) {
+    options.lcb_min_visit_fraction = fraction;
+    auto mcts = MakeMcts(ConnectFour(), options);
+    ASSERT_OK(mcts->Run(evaluator, 1));
+    EXPECT_EQ(mcts->BestAction(), 3) << fraction;
+  }
+  // With the whole of the most visited one's visits required, only it is eligible.
   options.lcb_min_visit_fraction = 1.0f;
-  UniformEvaluator<ConnectFour> evaluator;
+  auto only_most = MakeMcts(ConnectFour(), options);
+  ASSERT_OK(only_most->Run(evaluator, 1));
+  EXPECT_EQ(only_most->BestAction(), 0);
+}
+
+TEST(MctsLcbTest, AdvanceKeepsEachEdgesSumOfSquares) {
+  // After the noisy column is played, the reply's children hold visits of differing values.
+  // Were their sums of squares lost, every bound would be mean - z * sqrt(0.25 / (N (N + 1))),
+  // the bound of a child whose visits all agree; kept, a child with spread lies below it.
+  MctsOptions options = Sims(400);
+  options.lcb_stdevs = 5.0f;
+  auto evaluator = NoisyColumnZeroEvaluator();
   auto mcts = MakeMcts(ConnectFour(), options);
   ASSERT_OK(mcts->Run(evaluator, 1));
-  auto plain = MakeMcts(ConnectFour(), Sims(50));
-  ASSERT_OK(plain->Run(evaluator, 1));
-  EXPECT_EQ(mcts->BestAction(), plain->BestAction());
+  mcts->Advance(0);
+  ASSERT_GT(mcts->RootVisits(), 10);
+  int below = 0;
+  for (const ChildStats& c : mcts->RootChildren()) {
+    if (c.visits < 2) continue;
+    const double n = c.visits;
+    const double steady = c.value - 5.0 * std::sqrt(0.25 / (n * (n + 1)));
+    EXPECT_LE(mcts->RootLowerConfidenceBound(c.action), steady + 1e-5) << c.action;
+    if (mcts->RootLowerConfidenceBound(c.action) < steady - 1e-3) ++below;
+  }
+  EXPECT_GT(below, 0);
 }
 
 TEST(MctsScoreUtilityTest, SteersTheSearchToTheBetterScoreAndLeavesValuesAlone) {
