@@ -257,6 +257,7 @@ struct Trainer::Impl {
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   int report_every = 1;
   bool autocast = false;
+  bool channels_last = false;  // TrainerOptions::cpu_channels_last on the CPU
   // Since the last report, on the device: sums of policy, value and total loss and of the
   // gradient norm, and how many steps they hold.
   torch::Tensor sums;
@@ -396,6 +397,7 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const TrainerOptions& o
     if (cuda) model::internal::SetCudaMath(/*allow_tf32=*/true, /*cudnn_benchmark=*/true);
     impl->net->to(impl->device);
     impl->net->train();
+    impl->channels_last = !cuda && options.cpu_channels_last;
     impl->optimizer = MakeOptimizer(options, *impl->net);
     impl->sums =
         torch::zeros({6}, torch::TensorOptions().dtype(torch::kFloat).device(impl->device));
@@ -406,6 +408,7 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(const TrainerOptions& o
     }
 #endif
   }));
+  if (impl->channels_last) ZF_RETURN_IF_ERROR(model::internal::UseChannelsLast(*impl->net));
   return std::unique_ptr<Trainer>(new Trainer(options, std::move(impl)));
 }
 
@@ -447,10 +450,10 @@ absl::StatusOr<StepResult> Trainer::Run(const zerofleet::v1::SampleBatch& batch,
       std::optional<model::internal::CudaAutocast> autocast;
       if (impl_->autocast) autocast.emplace(torch::kBFloat16);
       const bool aux = s.aux_heads && in.ownership.defined();
-      model::internal::NetworkOutput out =
-          aux ? model::internal::ForwardWithAux(*impl_->net,
-                                                model::internal::PlanesToInput(in.planes))
-              : model::internal::Forward(*impl_->net, model::internal::PlanesToInput(in.planes));
+      torch::Tensor input = model::internal::PlanesToInput(in.planes);
+      if (impl_->channels_last) input = input.contiguous(at::MemoryFormat::ChannelsLast);
+      model::internal::NetworkOutput out = aux ? model::internal::ForwardWithAux(*impl_->net, input)
+                                               : model::internal::Forward(*impl_->net, input);
       torch::Tensor policy_rows =
           -(in.pi * torch::log_softmax(out.policy_logits.to(torch::kFloat), /*dim=*/1)).sum(1);
       policy_loss = (policy_rows * in.mask).sum() / in.mask.sum().clamp_min(1);
@@ -665,12 +668,12 @@ absl::Status Trainer::Restore(const model::Checkpoint& checkpoint) {
         if (adamw) {
           auto s = std::make_unique<torch::optim::AdamWParamState>();
           s->step(st.step);
-          s->exp_avg(st.a.to(device));
-          s->exp_avg_sq(st.b.to(device));
+          s->exp_avg(st.a.to(device).contiguous(st.p.suggest_memory_format()));
+          s->exp_avg_sq(st.b.to(device).contiguous(st.p.suggest_memory_format()));
           state[StateKey<Map>(st.p)] = std::move(s);
         } else {
           auto s = std::make_unique<torch::optim::SGDParamState>();
-          s->momentum_buffer(st.a.to(device));
+          s->momentum_buffer(st.a.to(device).contiguous(st.p.suggest_memory_format()));
           state[StateKey<Map>(st.p)] = std::move(s);
         }
       }

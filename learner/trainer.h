@@ -89,6 +89,11 @@ struct TrainerOptions {
   // On CUDA: forward and loss under bf16 autocast (fp32 master weights and optimizer state),
   // with TF32 matmuls and cuDNN autotuning. false: plain fp32 (TF32 still on).
   bool bf16_autocast = true;
+  // On the CPU: the convolutions' weights, their gradients and optimizer state, and each batch's
+  // input in channels-last (NHWC) memory, which oneDNN convolves without reordering
+  // (docs/benchmarks.md "Learner training throughput"). Checkpoints are written in the standard
+  // layout either way. Ignored on CUDA.
+  bool cpu_channels_last = true;
 
   // Returns: OK; InvalidArgument naming the bad field.
   absl::Status Validate() const;

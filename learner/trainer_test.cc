@@ -201,6 +201,50 @@ TEST(TrainerTest, AuxHeadsLearnOwnershipAndScore) {
   EXPECT_TRUE(checkpoint.manifest.shape.aux_heads);
 }
 
+TEST(TrainerTest, ChannelsLastTrainsAsTheStandardLayoutDoes) {
+  TrainerOptions o = Options();
+  o.shape.aux_heads = true;
+  TrainerOptions nchw_options = o;
+  nchw_options.cpu_channels_last = false;
+  ASSERT_TRUE(o.cpu_channels_last);  // the default
+  ASSERT_OK_AND_ASSIGN(auto channels_last, Trainer::Create(o));
+  ASSERT_OK_AND_ASSIGN(auto nchw, Trainer::Create(nchw_options));
+  for (int i = 0; i < 5; ++i) {
+    auto batch = MakeBatch(o.shape, 32, 700 + i);
+    testing::AddOwnership(o.shape, &batch);
+    ASSERT_OK_AND_ASSIGN(StepResult a, channels_last->Step(batch));
+    ASSERT_OK_AND_ASSIGN(StepResult b, nchw->Step(batch));
+    // The same sums in another order: equal to float rounding.
+    EXPECT_NEAR(a.total_loss, b.total_loss, 1e-4 * b.total_loss) << i;
+    EXPECT_NEAR(a.ownership_loss, b.ownership_loss, 1e-4 * b.ownership_loss) << i;
+  }
+  // Its checkpoint holds the standard layout: an NCHW trainer and an inference session take it
+  // and evaluate as it does.
+  ASSERT_OK_AND_ASSIGN(model::Checkpoint checkpoint, channels_last->MakeCheckpoint(1));
+  TrainerOptions other = nchw_options;
+  other.seed = 99;
+  ASSERT_OK_AND_ASSIGN(auto restored, Trainer::Create(other));
+  ASSERT_OK(restored->Restore(checkpoint));
+  auto eval = MakeBatch(o.shape, 64, 4242);
+  testing::AddOwnership(o.shape, &eval);
+  ASSERT_OK_AND_ASSIGN(StepResult want, channels_last->Evaluate(eval));
+  ASSERT_OK_AND_ASSIGN(StepResult got, restored->Evaluate(eval));
+  EXPECT_NEAR(got.total_loss, want.total_loss, 1e-4 * want.total_loss);
+  // And back: a channels-last trainer resumes an NCHW trainer's checkpoint, optimizer state too.
+  ASSERT_OK_AND_ASSIGN(model::Checkpoint nchw_checkpoint, nchw->MakeCheckpoint(2));
+  TrainerOptions resumed_options = o;
+  resumed_options.seed = 5;
+  ASSERT_OK_AND_ASSIGN(auto resumed, Trainer::Create(resumed_options));
+  ASSERT_OK(resumed->Restore(nchw_checkpoint));
+  auto next = MakeBatch(o.shape, 32, 800);
+  testing::AddOwnership(o.shape, &next);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_OK_AND_ASSIGN(StepResult a, resumed->Step(next));
+    ASSERT_OK_AND_ASSIGN(StepResult b, nchw->Step(next));
+    EXPECT_NEAR(a.total_loss, b.total_loss, 1e-4 * b.total_loss) << i;
+  }
+}
+
 TEST(TrainerTest, AuxLossesOnlyWithHeadsAndTargets) {
   // Targets without heads: ignored (a network without them trains on a Go batch as before).
   ASSERT_OK_AND_ASSIGN(auto plain, Trainer::Create(Options()));

@@ -224,6 +224,11 @@ absl::StatusOr<std::unique_ptr<InferenceSession>> InferenceSession::Create(const
                              : c10::Device(c10::kCPU);
   // The float32 weights stay on the CPU, in eval mode (Save reads them; the CPU path runs them).
   ZF_RETURN_IF_ERROR(internal::PrepareForInference(*impl->net, c10::Device(c10::kCPU)));
+  if (!parsed.cuda) {
+    // The CPU path convolves in channels-last (NHWC) memory, which oneDNN reads without
+    // reordering (docs/benchmarks.md "Inference serving"); Save writes the standard layout.
+    ZF_RETURN_IF_ERROR(internal::UseChannelsLast(*impl->net));
+  }
 #if ZF_WITH_CUDA
   if (parsed.cuda) {
     internal::SetCudaMath(/*allow_tf32=*/true, /*cudnn_benchmark=*/true);
@@ -294,7 +299,7 @@ absl::Status InferenceSession::Run(std::span<const uint8_t> planes, int batch,
     const auto float32 = at::TensorOptions().dtype(at::kFloat);
     // from_blob does not copy and never writes: PlanesToInput makes a new tensor.
     at::Tensor input = at::from_blob(const_cast<uint8_t*>(planes.data()), sizes, uint8);
-    const at::Tensor x = internal::PlanesToInput(input);
+    const at::Tensor x = internal::PlanesToInput(input).contiguous(at::MemoryFormat::ChannelsLast);
     internal::NetworkOutput out = with_scores ? internal::ForwardWithScore(*impl_->net, x)
                                               : internal::Forward(*impl_->net, x);
     at::from_blob(policy_logits.data(), {n, actions}, float32).copy_(out.policy_logits);

@@ -1,13 +1,17 @@
 // learner_bench: training throughput of the learner on this machine.
 //
-//   learner_bench [STEPS [BATCH [SHARDS [THREADS [DEVICE]]]]]
-//                                        defaults: 50 256 2 0 (0: all cores) cpu (or cuda, auto)
+//   learner_bench [STEPS [BATCH [SHARDS [THREADS [DEVICE [GAME]]]]]]
+//                 defaults: 50 256 2 0 (0: all cores) cpu (or cuda, auto) connect4 (or go:9)
 //
 // 1. Compute only: Trainer::Step on one fixed batch, repeated (no data path): steps/s and
-//    samples/s of the default Connect Four network (4 blocks x 64 filters).
-// 2. The whole learner: SHARDS in-process replay servers on loopback (real gRPC), each filled with
-//    synthetic Connect Four games, a Learner sampling from all of them through the prefetching
-//    ReplaySampler: steps/s, samples/s and the data-wait share of its wall time.
+//    samples/s of the default Connect Four network (4 blocks x 64 filters), or with go:N of
+//    zf run's Go network (4 blocks x 32 filters with the ownership and score heads and their
+//    targets). On the CPU it runs four times, alternating the standard NCHW layout and
+//    channels-last (TrainerOptions::cpu_channels_last), and reports the mean of each.
+// 2. The whole learner (Connect Four only): SHARDS in-process replay servers on loopback (real
+//    gRPC), each filled with synthetic Connect Four games, a Learner sampling from all of them
+//    through the prefetching ReplaySampler: steps/s, samples/s and the data-wait share of its
+//    wall time.
 // The replay servers run in the same process and share the cores, as they do in `zf run`.
 // Prints one line per measurement and a JSON line.
 #include <unistd.h>
@@ -25,7 +29,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "common/grpc/channel.h"
+#include "common/status_macros.h"
 #include "games/connect4/connect4.h"
+#include "games/registry.h"
 #include "learner/learner.h"
 #include "learner/trainer.h"
 #include "model/game_network.h"
@@ -82,51 +88,97 @@ int main(int argc, char** argv) {
   int threads = argc > 4 ? std::atoi(argv[4]) : 0;
   const std::string device = argc > 5 ? argv[5] : "cpu";
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const zf::model::NetworkShape shape = zf::model::NetworkShapeForGame(zf::games::ConnectFour());
+  const std::string game_name = argc > 6 ? argv[6] : "connect4";
+  absl::StatusOr<zf::games::GameConfig> config = zf::games::ParseGameName(game_name);
+  if (!config.ok()) return Fail(config.status());
+  const bool connect4 = config->kind == zf::games::GameConfig::Kind::kConnectFour;
+  absl::StatusOr<zf::model::NetworkShape> game_shape =
+      connect4 ? zf::model::NetworkShapeForGame(zf::games::ConnectFour())
+               : zf::model::NetworkShapeForGame(*config, 4, 32, /*global_pooling=*/false,
+                                                /*aux_heads=*/true);
+  if (!game_shape.ok()) return Fail(game_shape.status());
+  const zf::model::NetworkShape shape = *game_shape;
   std::mt19937_64 rng(1);
 
   TrainerOptions t;
-  t.game = "connect4";
+  t.game = game_name;
   t.shape = shape;
   t.intra_op_threads = threads;
   t.device = device;
-  std::printf("learner_bench: %s, batch %d, %d LibTorch threads, %d steps, device %s\n",
-              shape.DebugString().c_str(), batch, threads, steps, device.c_str());
+  std::printf("learner_bench: %s, %s, batch %d, %d LibTorch threads, %d steps, device %s\n",
+              game_name.c_str(), shape.DebugString().c_str(), batch, threads, steps,
+              device.c_str());
 
   // 1. Compute only.
-  double compute_steps_per_s = 0;
+  zerofleet::v1::SampleBatch b;
   {
-    absl::StatusOr<std::unique_ptr<Trainer>> trainer = Trainer::Create(t);
-    if (!trainer.ok()) return Fail(trainer.status());
-    zerofleet::v1::SampleBatch b;
-    {
-      zerofleet::v1::GameRecord r = Record("x", shape, batch, rng);
-      b.set_batch_size(batch);
-      b.set_game("connect4");
-      *b.mutable_plane_shape() = r.plane_shape();
-      b.set_num_actions(shape.num_actions);
-      b.set_planes(r.planes());
-      b.set_policy(r.policy());
-      std::vector<float> value(static_cast<size_t>(batch), 0.0f);
-      for (auto& v : value) v = static_cast<float>(static_cast<int>(rng() % 3) - 1);
-      b.set_value(std::string(reinterpret_cast<const char*>(value.data()), value.size() * 4));
-      b.set_policy_mask(std::string(static_cast<size_t>(batch), '\1'));
+    zerofleet::v1::GameRecord r = Record("x", shape, batch, rng);
+    b.set_batch_size(batch);
+    b.set_game(game_name);
+    *b.mutable_plane_shape() = r.plane_shape();
+    b.set_num_actions(shape.num_actions);
+    b.set_planes(r.planes());
+    b.set_policy(r.policy());
+    std::vector<float> value(static_cast<size_t>(batch), 0.0f);
+    for (auto& v : value) v = static_cast<float>(static_cast<int>(rng() % 3) - 1);
+    b.set_value(std::string(reinterpret_cast<const char*>(value.data()), value.size() * 4));
+    b.set_policy_mask(std::string(static_cast<size_t>(batch), '\1'));
+    if (shape.aux_heads) {
+      const size_t cells = static_cast<size_t>(batch) * shape.board_height * shape.board_width;
+      std::string ownership(cells, '\0');
+      for (char& o : ownership) o = static_cast<char>(static_cast<int>(rng() % 3) - 1);
+      b.set_ownership(ownership);
+      std::vector<float> score(static_cast<size_t>(batch));
+      for (auto& v : score) v = static_cast<float>(static_cast<int>(rng() % 41) - 20);
+      b.set_score(std::string(reinterpret_cast<const char*>(score.data()), score.size() * 4));
+      b.set_aux_mask(std::string(static_cast<size_t>(batch), '\1'));
     }
-    for (int i = 0; i < 3; ++i) (void)(*trainer)->Step(b);  // warm-up
+  }
+  // Steps/s of `steps` steps with the given layout (after 3 warm-up steps).
+  auto compute_only = [&](bool channels_last) -> absl::StatusOr<double> {
+    TrainerOptions options = t;
+    options.cpu_channels_last = channels_last;
+    ZF_ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer, Trainer::Create(options));
+    for (int i = 0; i < 3; ++i) ZF_RETURN_IF_ERROR(trainer->Step(b).status());  // warm-up
     const absl::Time start = absl::Now();
-    for (int i = 0; i < steps; ++i) {
-      absl::StatusOr<zf::learner::StepResult> r = (*trainer)->Step(b);
-      if (!r.ok()) return Fail(r.status());
-    }
+    for (int i = 0; i < steps; ++i) ZF_RETURN_IF_ERROR(trainer->Step(b).status());
     // On CUDA Step only queues work (losses are read every report_every steps): one Evaluate
     // reads a loss, i.e. waits for every queued step, before the clock stops.
-    if (absl::StatusOr<zf::learner::StepResult> r = (*trainer)->Evaluate(b); !r.ok()) {
-      return Fail(r.status());
-    }
-    const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
-    compute_steps_per_s = steps / seconds;
-    std::printf("compute only:    %.2f steps/s, %.0f samples/s (%.1f ms/step)\n",
-                compute_steps_per_s, compute_steps_per_s * batch, 1000 * seconds / steps);
+    ZF_RETURN_IF_ERROR(trainer->Evaluate(b).status());
+    return steps / absl::ToDoubleSeconds(absl::Now() - start);
+  };
+  const bool cpu = device == "cpu";
+  double sums[2] = {0, 0};  // [0]: NCHW, [1]: channels-last
+  int runs[2] = {0, 0};
+  for (int round = 0; round < (cpu ? 4 : 1); ++round) {
+    const bool channels_last = cpu ? round % 2 == 1 : t.cpu_channels_last;
+    absl::StatusOr<double> rate = compute_only(channels_last);
+    if (!rate.ok()) return Fail(rate.status());
+    sums[channels_last] += *rate;
+    ++runs[channels_last];
+    std::printf("compute only (%s): %.2f steps/s, %.0f samples/s (%.1f ms/step)\n",
+                cpu ? (channels_last ? "channels-last" : "NCHW") : "default", *rate, *rate * batch,
+                1000 / *rate);
+  }
+  // Per layout on the CPU; 0 (not measured) on CUDA, where the layout option does not apply.
+  const double nchw_steps_per_s = cpu && runs[0] > 0 ? sums[0] / runs[0] : 0;
+  const double channels_last_steps_per_s = cpu && runs[1] > 0 ? sums[1] / runs[1] : 0;
+  const double compute_steps_per_s =
+      cpu ? (t.cpu_channels_last ? channels_last_steps_per_s : nchw_steps_per_s)
+          : sums[0] + sums[1];
+  if (cpu) {
+    std::printf("compute only, means: NCHW %.2f, channels-last %.2f steps/s (%.2fx)\n",
+                nchw_steps_per_s, channels_last_steps_per_s,
+                channels_last_steps_per_s / nchw_steps_per_s);
+  }
+  if (!connect4) {
+    std::printf(
+        "{\"game\":\"%s\",\"network\":\"%s\",\"device\":\"%s\",\"batch\":%d,\"threads\":%d,"
+        "\"compute_steps_per_s\":%.3f,\"nchw_steps_per_s\":%.3f,"
+        "\"channels_last_steps_per_s\":%.3f}\n",
+        game_name.c_str(), shape.DebugString().c_str(), device.c_str(), batch, threads,
+        compute_steps_per_s, nchw_steps_per_s, channels_last_steps_per_s);
+    return 0;
   }
 
   // 2. The learner over replay shards.
@@ -185,12 +237,13 @@ int main(int argc, char** argv) {
       shards, stats.steps_this_run / seconds, stats.samples_this_run / seconds, 100 * wait_share,
       seconds);
   std::printf(
-      "{\"network\":\"%s\",\"device\":\"%s\",\"batch\":%d,\"threads\":%d,"
-      "\"compute_steps_per_s\":%.3f,"
+      "{\"game\":\"connect4\",\"network\":\"%s\",\"device\":\"%s\",\"batch\":%d,\"threads\":%d,"
+      "\"compute_steps_per_s\":%.3f,\"nchw_steps_per_s\":%.3f,\"channels_last_steps_per_s\":%.3f,"
       "\"learner_steps_per_s\":%.3f,\"learner_samples_per_s\":%.1f,\"data_wait_share\":%.4f,"
       "\"shards\":%d}\n",
       shape.DebugString().c_str(), device.c_str(), batch, threads, compute_steps_per_s,
-      stats.steps_this_run / seconds, stats.samples_this_run / seconds, wait_share, shards);
+      nchw_steps_per_s, channels_last_steps_per_s, stats.steps_this_run / seconds,
+      stats.samples_this_run / seconds, wait_share, shards);
   std::fflush(stdout);  // the figures are out before the clean-up (see selfplay_bench.cc)
   learner->reset();
   servers.clear();

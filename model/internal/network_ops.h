@@ -57,6 +57,12 @@ absl::StatusOr<std::shared_ptr<ResidualNetImpl>> CreateNetwork(const NetworkShap
 // The network's shape.
 const NetworkShape& ShapeOf(const ResidualNetImpl& net);
 
+// Puts the 4-D parameters (the convolutions' weights) in channels-last (NHWC) memory, which
+// oneDNN convolves on the CPU without reordering; their values are unchanged, and a tensor
+// created like them (gradients, optimizer state) follows. SerializeWeights still writes the
+// standard layout.
+absl::Status UseChannelsLast(ResidualNetImpl& net);
+
 // Moves the network to `device` and puts it in eval mode: batch norm then uses its running
 // statistics and writes nothing, so concurrent Forward calls are safe.
 // Returns: ResourceExhausted if the device is out of memory; Internal for other errors.

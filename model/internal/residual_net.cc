@@ -168,6 +168,15 @@ absl::Status PrepareForInference(ResidualNetImpl& net, c10::Device device) {
                    });
 }
 
+absl::Status UseChannelsLast(ResidualNetImpl& net) {
+  return TorchCall(absl::StatusCode::kInternal, "channels-last weights", [&] {
+    torch::NoGradGuard no_grad;
+    for (torch::Tensor& p : net.parameters()) {
+      if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
+    }
+  });
+}
+
 torch::Tensor PlanesToInput(const torch::Tensor& planes) { return planes.to(torch::kFloat); }
 
 NetworkOutput Forward(ResidualNetImpl& net, const torch::Tensor& input) {
@@ -224,9 +233,14 @@ absl::StatusOr<std::string> SerializeWeights(const ResidualNetImpl& net) {
                    [&]() -> absl::StatusOr<std::string> {
                      const ResidualNetImpl* cpu = &net;
                      std::shared_ptr<ResidualNetImpl> copy;
-                     if (!IsOnCpu(net)) {
+                     bool standard_layout = true;
+                     for (const auto& [name, t] : NamedState(net)) {
+                       standard_layout = standard_layout && t.is_contiguous();
+                     }
+                     if (!IsOnCpu(net) || !standard_layout) {
                        // Archives of CUDA tensors would need CUDA to load; checkpoints must load
-                       // anywhere.
+                       // anywhere, and hold the standard (contiguous NCHW) layout whatever
+                       // layout trained them.
                        copy = std::make_shared<ResidualNetImpl>(net.shape());
                        at::NoGradGuard no_grad;
                        auto src = NamedState(net);
