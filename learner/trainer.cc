@@ -450,8 +450,7 @@ absl::StatusOr<StepResult> Trainer::Run(const zerofleet::v1::SampleBatch& batch,
       std::optional<model::internal::CudaAutocast> autocast;
       if (impl_->autocast) autocast.emplace(torch::kBFloat16);
       const bool aux = s.aux_heads && in.ownership.defined();
-      torch::Tensor input = model::internal::PlanesToInput(in.planes);
-      if (impl_->channels_last) input = input.contiguous(at::MemoryFormat::ChannelsLast);
+      const torch::Tensor input = model::internal::PlanesToInput(in.planes, impl_->channels_last);
       model::internal::NetworkOutput out = aux ? model::internal::ForwardWithAux(*impl_->net, input)
                                                : model::internal::Forward(*impl_->net, input);
       torch::Tensor policy_rows =

@@ -174,12 +174,18 @@ TEST(TrainerTest, GlobalPoolingNetworkLearnsAndItsCheckpointSaysSo) {
   EXPECT_EQ(checkpoint.manifest.shape, o.shape);
 }
 
+// A batch with ownership and score targets for every row.
+zerofleet::v1::SampleBatch AuxBatch(const model::NetworkShape& shape, int b, uint64_t seed) {
+  auto batch = MakeBatch(shape, b, seed);
+  testing::AddOwnership(shape, &batch);
+  return batch;
+}
+
 TEST(TrainerTest, AuxHeadsLearnOwnershipAndScore) {
   TrainerOptions o = Options(OptimizerKind::kAdamW);
   o.shape.aux_heads = true;
   ASSERT_OK_AND_ASSIGN(auto trainer, Trainer::Create(o));
-  auto eval = MakeBatch(o.shape, 64, 4242);
-  testing::AddOwnership(o.shape, &eval);
+  const auto eval = AuxBatch(o.shape, 64, 4242);
   ASSERT_OK_AND_ASSIGN(StepResult before, trainer->Evaluate(eval));
   EXPECT_GT(before.ownership_loss, 0.0);
   EXPECT_GT(before.score_loss, 0.0);
@@ -188,9 +194,7 @@ TEST(TrainerTest, AuxHeadsLearnOwnershipAndScore) {
                   o.score_weight * before.score_loss,
               1e-4);
   for (int i = 0; i < 150; ++i) {
-    auto batch = MakeBatch(o.shape, 32, 500 + i);
-    testing::AddOwnership(o.shape, &batch);
-    ASSERT_OK(trainer->Step(batch).status());
+    ASSERT_OK(trainer->Step(AuxBatch(o.shape, 32, 500 + i)).status());
   }
   ASSERT_OK_AND_ASSIGN(StepResult after, trainer->Evaluate(eval));
   EXPECT_LT(after.ownership_loss, 0.5 * before.ownership_loss);
@@ -210,23 +214,20 @@ TEST(TrainerTest, ChannelsLastTrainsAsTheStandardLayoutDoes) {
   ASSERT_OK_AND_ASSIGN(auto channels_last, Trainer::Create(o));
   ASSERT_OK_AND_ASSIGN(auto nchw, Trainer::Create(nchw_options));
   for (int i = 0; i < 5; ++i) {
-    auto batch = MakeBatch(o.shape, 32, 700 + i);
-    testing::AddOwnership(o.shape, &batch);
+    const auto batch = AuxBatch(o.shape, 32, 700 + i);
     ASSERT_OK_AND_ASSIGN(StepResult a, channels_last->Step(batch));
     ASSERT_OK_AND_ASSIGN(StepResult b, nchw->Step(batch));
     // The same sums in another order: equal to float rounding.
     EXPECT_NEAR(a.total_loss, b.total_loss, 1e-4 * b.total_loss) << i;
     EXPECT_NEAR(a.ownership_loss, b.ownership_loss, 1e-4 * b.ownership_loss) << i;
   }
-  // Its checkpoint holds the standard layout: an NCHW trainer and an inference session take it
-  // and evaluate as it does.
+  // Its checkpoint holds the standard layout: an NCHW trainer takes it and evaluates as it does.
   ASSERT_OK_AND_ASSIGN(model::Checkpoint checkpoint, channels_last->MakeCheckpoint(1));
   TrainerOptions other = nchw_options;
   other.seed = 99;
   ASSERT_OK_AND_ASSIGN(auto restored, Trainer::Create(other));
   ASSERT_OK(restored->Restore(checkpoint));
-  auto eval = MakeBatch(o.shape, 64, 4242);
-  testing::AddOwnership(o.shape, &eval);
+  const auto eval = AuxBatch(o.shape, 64, 4242);
   ASSERT_OK_AND_ASSIGN(StepResult want, channels_last->Evaluate(eval));
   ASSERT_OK_AND_ASSIGN(StepResult got, restored->Evaluate(eval));
   EXPECT_NEAR(got.total_loss, want.total_loss, 1e-4 * want.total_loss);
@@ -236,8 +237,7 @@ TEST(TrainerTest, ChannelsLastTrainsAsTheStandardLayoutDoes) {
   resumed_options.seed = 5;
   ASSERT_OK_AND_ASSIGN(auto resumed, Trainer::Create(resumed_options));
   ASSERT_OK(resumed->Restore(nchw_checkpoint));
-  auto next = MakeBatch(o.shape, 32, 800);
-  testing::AddOwnership(o.shape, &next);
+  const auto next = AuxBatch(o.shape, 32, 800);
   for (int i = 0; i < 2; ++i) {
     ASSERT_OK_AND_ASSIGN(StepResult a, resumed->Step(next));
     ASSERT_OK_AND_ASSIGN(StepResult b, nchw->Step(next));

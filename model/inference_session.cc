@@ -299,7 +299,7 @@ absl::Status InferenceSession::Run(std::span<const uint8_t> planes, int batch,
     const auto float32 = at::TensorOptions().dtype(at::kFloat);
     // from_blob does not copy and never writes: PlanesToInput makes a new tensor.
     at::Tensor input = at::from_blob(const_cast<uint8_t*>(planes.data()), sizes, uint8);
-    const at::Tensor x = internal::PlanesToInput(input).contiguous(at::MemoryFormat::ChannelsLast);
+    const at::Tensor x = internal::PlanesToInput(input, /*channels_last=*/true);
     internal::NetworkOutput out = with_scores ? internal::ForwardWithScore(*impl_->net, x)
                                               : internal::Forward(*impl_->net, x);
     at::from_blob(policy_logits.data(), {n, actions}, float32).copy_(out.policy_logits);

@@ -80,9 +80,10 @@ absl::StatusOr<std::shared_ptr<ResidualNetImpl>> CopyForInference(const Residual
                                                                   bool channels_last);
 
 // uint8 planes [N, C, H, W] (on any device) to the network's float input on the same device,
-// values unchanged. The conversion runs where the tensor is: copy uint8 to a GPU first (4x
-// fewer bytes). Throws c10::Error.
-at::Tensor PlanesToInput(const at::Tensor& planes);
+// values unchanged, in channels-last memory when `channels_last` (one copy does both; for a
+// network after UseChannelsLast). The conversion runs where the tensor is: copy uint8 to a GPU
+// first (4x fewer bytes). Throws c10::Error.
+at::Tensor PlanesToInput(const at::Tensor& planes, bool channels_last = false);
 
 // The forward pass on float input [N, C, H, W] on the network's device. Throws c10::Error.
 NetworkOutput Forward(ResidualNetImpl& net, const at::Tensor& input);

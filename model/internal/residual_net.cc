@@ -177,7 +177,10 @@ absl::Status UseChannelsLast(ResidualNetImpl& net) {
   });
 }
 
-torch::Tensor PlanesToInput(const torch::Tensor& planes) { return planes.to(torch::kFloat); }
+torch::Tensor PlanesToInput(const torch::Tensor& planes, bool channels_last) {
+  return planes.to(torch::kFloat, /*non_blocking=*/false, /*copy=*/false,
+                   channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous);
+}
 
 NetworkOutput Forward(ResidualNetImpl& net, const torch::Tensor& input) {
   return net.forward(input);
