@@ -35,6 +35,11 @@ ABSL_FLAG(double, forced_playout_k, -1,
           "actor, run: forced playouts and policy target pruning at the root of self-play's full "
           "searches (KataGo; it uses 2), 0..100, 0 off; not given (-1): off (zf run --resume: "
           "the run's own value)");
+ABSL_FLAG(int, gumbel_considered_actions, -1,
+          "actor, run: Gumbel root search in self-play (Danihelka et al. 2022: sequential "
+          "halving over the top M actions of Gumbel noise + logits, the improved policy as the "
+          "policy target, every move sampled from its noise), 2..32767 (the paper uses 16 for "
+          "Go), 0 off; not given (-1): off (zf run --resume: the run's own value)");
 ABSL_FLAG(double, score_utility, -1,
           "actor, run: KataGo's score utility in self-play's searches: its weight lambda next to "
           "values in [-1, 1], 0..1 (KataGo uses about 0.3), 0 off; needs a network with the "
@@ -94,6 +99,19 @@ absl::Status CheckRealFlagRange(const char* flag, double value, double lo, doubl
   if (!(value >= lo && value <= hi)) {
     return absl::InvalidArgumentError(
         absl::StrCat("--", flag, " is ", value, ", expected ", lo, "..", hi));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckGumbelFlag(int m, double forced_playout_k) {
+  if (m != 0 && (m < 2 || m > 32767)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--gumbel_considered_actions is ", m, ", expected 0 (off) or 2..32767"));
+  }
+  if (m > 0 && forced_playout_k > 0) {
+    return absl::InvalidArgumentError(
+        "--gumbel_considered_actions and --forced_playout_k exclude each other (both are rules "
+        "of the search's root)");
   }
   return absl::OkStatus();
 }

@@ -27,6 +27,7 @@ ABSL_DECLARE_FLAG(bool, global_pooling);
 ABSL_DECLARE_FLAG(std::string, dir);
 ABSL_DECLARE_FLAG(int, sims);
 ABSL_DECLARE_FLAG(double, forced_playout_k);
+ABSL_DECLARE_FLAG(int, gumbel_considered_actions);
 ABSL_DECLARE_FLAG(double, score_utility);
 ABSL_DECLARE_FLAG(int, opening_moves);
 ABSL_DECLARE_FLAG(std::string, out);
@@ -54,6 +55,10 @@ absl::Status CheckFlagRange(const char* flag, int64_t value, int64_t lo, int64_t
 // The same for a real-valued flag: OK when lo <= value <= hi (NaN is never in range);
 // otherwise InvalidArgument "--FLAG is VALUE, expected LO..HI".
 absl::Status CheckRealFlagRange(const char* flag, double value, double lo, double hi);
+
+// --gumbel_considered_actions M for self-play: OK for 0 (off) or 2..32767 when forced playouts
+// are off (forced_playout_k 0); otherwise InvalidArgument saying which.
+absl::Status CheckGumbelFlag(int m, double forced_playout_k);
 
 // The self-play search budgets from flags, in one place for `zf actor` and `zf run`: `full`
 // (> 0) replaces options->mcts.num_simulations, 0 keeps it; `fast` (the fast-search budget of

@@ -55,6 +55,24 @@ absl::Status MctsOptions::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("lcb_min_visit_fraction must be in [0, 1], got ", lcb_min_visit_fraction));
   }
+  if (gumbel_considered_actions < 0 || gumbel_considered_actions > 32767) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("gumbel_considered_actions must be in [0, 32767] (0 = off), got ",
+                     gumbel_considered_actions));
+  }
+  if (!(gumbel_c_visit >= 0.0f) || !std::isfinite(gumbel_c_visit)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("gumbel_c_visit must be finite and >= 0, got ", gumbel_c_visit));
+  }
+  if (!(gumbel_c_scale > 0.0f) || !std::isfinite(gumbel_c_scale)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("gumbel_c_scale must be finite and > 0, got ", gumbel_c_scale));
+  }
+  if (gumbel_considered_actions > 0 && forced_playout_k > 0.0f) {
+    return absl::InvalidArgumentError(
+        "forced_playout_k and gumbel_considered_actions exclude each other (both are root "
+        "rules)");
+  }
   return absl::OkStatus();
 }
 

@@ -81,6 +81,46 @@
 // they force none). RootChildren stays in edge order; a list sorted by visits need not put the
 // move BestAction plays first.
 //
+// Gumbel root search (Danihelka et al., "Policy improvement by planning with Gumbel", ICLR
+// 2022; our own code after the paper and the mctx library's defaults), with
+// gumbel_considered_actions = m > 0. It replaces PUCT at the root only (below it PUCT chooses
+// as above); the rest of the tree is unchanged. Notation for a root child a: logit(a) =
+// log P(a) (the clean priors: Dirichlet noise is never applied in this mode), g(a) a
+// Gumbel(0, 1) draw, made once per root when the search has noise (add_noise; 0 otherwise),
+// N(a) its visits, and the completed value
+//
+//   q(a) = (W(a) + U(a)) / N(a) if N(a) > 0, else the root's own mean value (W + U) / N,
+//
+// (utility included, from the root's player), rescaled to [0, 1] over the children,
+// q^(a) = (q(a) - min q) / (max q - min q) (0 for every child when the spread is below 1e-5,
+// float rounding of equal values; mctx divides by max(spread, 1e-8) instead, which gives such
+// a rounding difference a full-strength sigma), and sigma(a) = (c_visit + max_b N(b)) *
+// c_scale * q^(a). (The paper fills unvisited children with a mix of the network's value and
+// the visited children's values; the root's mean value is that mix weighted by visits rather
+// than priors, and needs no extra field per node.)
+//  - Sequential halving: the search's simulations (the budget less the root's visits when it
+//    began, so visits kept by tree reuse are not redone) follow mctx's schedule for m' =
+//    min(m, root children) actions: phases of ceil(log2 m') halvings, each giving every
+//    remaining action max(1, floor(n / (ceil(log2 m') * remaining))) more visits, the remaining
+//    set halving to at least 2. Each simulation goes to the child with the highest
+//    g + logit + sigma among those whose visits in this search (in flight included) equal the
+//    schedule's level for that simulation: the first m' simulations visit the top m' by
+//    g + logit (Gumbel-top-k sampling without replacement; by g + logit + sigma when tree
+//    reuse kept visits, whose values sigma already knows), later phases the best half. A
+//    collection round stops at a halving while leaves are in flight (MctsStats::
+//    gumbel_halving_waits), so the halving sees every value of the phase before it; within
+//    a phase the leaves in flight count as visits and the batch keeps the schedule's levels.
+//  - SelectAction returns the winner: among the children with the most visits of this search,
+//    the highest g + logit + sigma; temperature is not used (the Gumbel draws are the
+//    randomness). When the search ran no simulation of its own (kept visits met the budget),
+//    every child is a candidate and, when the search has noise or temperature > 0, g is the
+//    root's draws or, if it has none, drawn from the caller's rng: a sample of the improved
+//    policy below (with neither, its mode).
+//  - PolicyTarget is the improved policy softmax(logit + sigma) over the root's children
+//    (every child, visited or not), not the visit distribution.
+//  - BestAction, RootChildren, RootValue and the LCB are unchanged.
+// Forced playouts are a root rule of PUCT and cannot be combined with it (Validate).
+//
 // Batching and collisions. CollectLeaves runs simulations until it has max_leaves leaves that
 // need an evaluation, the budget is reached, or a collision: a walk that ends on a leaf already
 // waiting for its evaluation. Virtual loss is applied only to walks that produced a leaf, so
@@ -160,6 +200,12 @@ struct MctsOptions {
   // The fewest visits, as a fraction of the most visited child's, for a child to be chosen by
   // its LCB; in [0, 1]. KataGo uses 0.15.
   float lcb_min_visit_fraction = 0.15f;
+  // Gumbel root search (see above): m, the actions sequential halving starts from, 0 (default)
+  // off; 0..32767. The paper uses 16 for Go.
+  int gumbel_considered_actions = 0;
+  // sigma's c_visit (finite, >= 0) and c_scale (finite, > 0); mctx's defaults.
+  float gumbel_c_visit = 50.0f;
+  float gumbel_c_scale = 0.1f;
 
   // Returns: OK; InvalidArgument naming the first field out of range.
   absl::Status Validate() const;
@@ -180,6 +226,11 @@ struct MctsStats {
   int64_t terminal_backups = 0;  // simulations ended on a terminal position (not evaluated)
   int64_t collisions = 0;        // collection rounds stopped by a pending leaf
   int64_t cancelled = 0;         // leaves given back with CancelLeaf
+  // Gumbel root search: root choices that found no child at the schedule's level and fell
+  // back to PUCT (never expected), and collection rounds stopped at a halving so that it
+  // chooses with every value of the phase before it backed up.
+  int64_t gumbel_puct_fallbacks = 0;
+  int64_t gumbel_halving_waits = 0;
 };
 
 // One root child as the search sees it.
@@ -362,13 +413,16 @@ class Mcts {
     }
     CompactSubtree(child);
     root_noised_ = false;
+    gumbel_ready_ = false;
   }
 
   // Root visits at which Done() becomes true from now on (initially options.num_simulations).
   // Requires num_simulations >= 1 (ZF_CHECK).
   void SetSimulationBudget(int num_simulations) {
     ZF_CHECK(num_simulations >= 1) << "simulation budget " << num_simulations;
+    ZF_CHECK(NumPending() == 0) << "SetSimulationBudget with " << NumPending() << " leaves pending";
     budget_ = num_simulations;
+    gumbel_ready_ = false;  // a new search: sequential halving starts again
     Reserve();
   }
   int simulation_budget() const { return budget_; }
@@ -388,18 +442,28 @@ class Mcts {
   // and never holds more than 32767 leaves pending.
   // Each leaf holds virtual loss on its path until ApplyEvaluation or CancelLeaf.
   int CollectLeaves(int max_leaves, std::vector<PendingLeaf<G>>* out) {
-    if (add_noise_ && !root_noised_ && nodes_[kRoot].state == NodeState::kExpanded) {
-      AddRootNoise();
+    if (nodes_[kRoot].state == NodeState::kExpanded) {
+      if (Gumbel()) {
+        if (!gumbel_ready_) PrepareGumbelSearch();
+      } else if (add_noise_ && !root_noised_) {
+        AddRootNoise();
+      }
     }
     int added = 0;
     while (added < max_leaves) {
       const Node& root = nodes_[kRoot];
       if (root.state == NodeState::kTerminal || root.n + root.in_flight >= budget_) break;
       if (root.in_flight >= kMaxPending) break;  // edges count in-flight visits in 16 bits
+      if (gumbel_ready_ && root.in_flight > 0 && AtGumbelHalving()) {
+        ++stats_.gumbel_halving_waits;
+        break;
+      }
       path_.clear();
       int32_t node = kRoot;
       while (nodes_[node].state == NodeState::kExpanded) {
-        const int32_t ei = SelectEdge(nodes_[node], /*at_root=*/node == kRoot);
+        const int32_t ei = node == kRoot && gumbel_ready_
+                               ? SelectGumbelRootEdge()
+                               : SelectEdge(nodes_[node], /*at_root=*/node == kRoot);
         path_.push_back(edges_[ei].action);
         int32_t child = edges_[ei].child;
         if (child < 0) {
@@ -542,7 +606,8 @@ class Mcts {
 
   // The visit distribution over actions (size NumActions(), sums to 1). Before any child has
   // been visited: the root priors if the root is expanded, else uniform over legal actions.
-  // Requires a non-terminal root (ZF_CHECK).
+  // With Gumbel root search and an expanded root instead the improved policy
+  // softmax(logit + sigma) (see above). Requires a non-terminal root (ZF_CHECK).
   std::vector<float> PolicyTarget() const {
     std::vector<float> target(num_actions_, 0.0f);
     PolicyTarget(target);
@@ -553,6 +618,10 @@ class Mcts {
     ZF_CHECK(static_cast<int>(out.size()) == num_actions_) << "PolicyTarget span size";
     ZF_CHECK(nodes_[kRoot].state != NodeState::kTerminal) << "PolicyTarget at a terminal root";
     std::fill(out.begin(), out.end(), 0.0f);
+    if (Gumbel() && nodes_[kRoot].state == NodeState::kExpanded) {
+      ImprovedPolicy(out);
+      return;
+    }
     int64_t total = 0;
     ForEachRootEdge([&](const Edge& e) { total += e.n; });
     if (total > 0 && ForcesPlayouts()) {
@@ -630,11 +699,14 @@ class Mcts {
   // ties); otherwise action a with probability proportional to N(root, a)^(1 / temperature),
   // with the pruned visits when the search forced playouts (see above). Before any child
   // visit, the priors take the place of the visits. Requires an expanded
-  // root (ZF_CHECK). Rng is a UniformRandomBitGenerator (e.g. std::mt19937_64).
+  // root (ZF_CHECK). Rng is a UniformRandomBitGenerator (e.g. std::mt19937_64). With Gumbel
+  // root search instead the winner of sequential halving (see above; rng is used only when the
+  // search ran no simulation of its own and temperature > 0).
   template <typename Rng>
   int SelectAction(float temperature, Rng& rng) const {
     const Node& root = nodes_[kRoot];
     ZF_CHECK(root.state == NodeState::kExpanded) << "SelectAction before expansion";
+    if (Gumbel()) return GumbelWinner(temperature, rng);
     const Edge* edges = &edges_[root.first_edge];
     const int k = root.num_edges;
     int max_n = 0;
@@ -740,6 +812,7 @@ class Mcts {
     }
     nodes_.push_back(root);
     root_noised_ = false;
+    gumbel_ready_ = false;
     search_score_sum0_ = 0.0;
     search_scores_ = 0;
   }
@@ -794,6 +867,188 @@ class Mcts {
   }
 
   bool ForcesPlayouts() const { return add_noise_ && options_.forced_playout_k > 0.0f; }
+
+  bool Gumbel() const { return options_.gumbel_considered_actions > 0; }
+
+  static float Logit(float prior) { return std::log(std::max(prior, 1e-30f)); }
+
+  // Sets up this search's sequential halving at an expanded root: draws the root's Gumbel
+  // values once per root when the search has noise, records each root edge's visits and the
+  // root's, and lays out the schedule (see the top of this file).
+  void PrepareGumbelSearch() {
+    const Node& root = nodes_[kRoot];
+    const int k = root.num_edges;
+    const Edge* edges = &edges_[root.first_edge];
+    if (add_noise_ && !root_noised_) {
+      root_noised_ = true;
+      // -log(E) with E ~ Exp(1) is Gumbel(0, 1).
+      std::exponential_distribution<float> exponential(1.0f);
+      gumbel_.resize(k);
+      for (int i = 0; i < k; ++i) {
+        gumbel_[i] = -std::log(std::max(exponential(noise_rng_), 1e-30f));
+      }
+    }
+    gumbel_base_.resize(k);
+    gumbel_logit_.resize(k);
+    for (int i = 0; i < k; ++i) {
+      gumbel_base_[i] = edges[i].n;
+      gumbel_logit_[i] = Logit(edges[i].prior);
+    }
+    gumbel_base_root_n_ = root.n;
+    ConsideredVisitSchedule(std::min(options_.gumbel_considered_actions, k),
+                            std::max(budget_ - root.n, 0), &considered_visits_, &gumbel_halvings_);
+    gumbel_ready_ = true;
+  }
+
+  // mctx's sequential halving schedule: for each of n simulations, the visits (in this search)
+  // that the child it goes to must have, for m considered actions; and, ascending, the
+  // simulations that begin a phase with fewer actions than the phase before (a halving).
+  static void ConsideredVisitSchedule(int m, int n, std::vector<int>* out,
+                                      std::vector<int>* halvings) {
+    out->clear();
+    out->reserve(n);
+    halvings->clear();
+    if (m <= 1) {
+      for (int i = 0; i < n; ++i) out->push_back(i);
+      return;
+    }
+    int log2m = 0;
+    while ((1 << log2m) < m) ++log2m;
+    int level = 0;  // the visits each of the `considered` best actions has had so far
+    int considered = m;
+    while (static_cast<int>(out->size()) < n) {
+      const int extra = std::max(1, n / (log2m * considered));
+      for (int r = 0; r < extra; ++r, ++level) out->insert(out->end(), considered, level);
+      const int next = std::max(2, considered / 2);
+      if (next < considered && static_cast<int>(out->size()) < n) {
+        halvings->push_back(static_cast<int>(out->size()));
+      }
+      considered = next;
+    }
+    out->resize(n);
+  }
+
+  // This search's index of the next simulation (visits of this search, in flight included).
+  int64_t GumbelSimulationIndex() const {
+    const Node& root = nodes_[kRoot];
+    return static_cast<int64_t>(root.n) - gumbel_base_root_n_ + root.in_flight;
+  }
+
+  // Whether the next simulation begins a halving (see ConsideredVisitSchedule).
+  bool AtGumbelHalving() const {
+    return std::binary_search(gumbel_halvings_.begin(), gumbel_halvings_.end(),
+                              GumbelSimulationIndex());
+  }
+
+  // The root edge for the next simulation of sequential halving (see the top of this file).
+  int32_t SelectGumbelRootEdge() {
+    const Node& root = nodes_[kRoot];
+    const int k = root.num_edges;
+    const Edge* edges = &edges_[root.first_edge];
+    const int64_t index = GumbelSimulationIndex();
+    if (index < 0 || index >= static_cast<int64_t>(considered_visits_.size())) {
+      ++stats_.gumbel_puct_fallbacks;  // not reached: collection stops at the budget
+      return SelectEdge(root, /*at_root=*/true);
+    }
+    const int level = considered_visits_[index];
+    gumbel_sigma_.resize(k);
+    GumbelSigma(gumbel_sigma_);
+    int best = -1;
+    float best_score = 0.0f;
+    for (int i = 0; i < k; ++i) {
+      if (edges[i].n - gumbel_base_[i] + edges[i].in_flight != level) continue;
+      const float score = RootGumbel(i) + gumbel_logit_[i] + gumbel_sigma_[i];
+      if (best < 0 || score > best_score) {
+        best = i;
+        best_score = score;
+      }
+    }
+    // Every simulation of the schedule finds a child at its level; PUCT is only a safeguard.
+    if (best < 0) {
+      ++stats_.gumbel_puct_fallbacks;
+      return SelectEdge(root, /*at_root=*/true);
+    }
+    return root.first_edge + best;
+  }
+
+  // The root's Gumbel draw for edge i; 0 when none was drawn for this root.
+  float RootGumbel(int i) const { return root_noised_ ? gumbel_[i] : 0.0f; }
+
+  // sigma(q^(a)) of each root edge, in edge order (see the top of this file).
+  void GumbelSigma(std::span<float> out) const {
+    const Node& root = nodes_[kRoot];
+    const Edge* edges = &edges_[root.first_edge];
+    const int k = root.num_edges;
+    const float root_value = root.n > 0 ? (root.w + root.u) / static_cast<float>(root.n) : 0.0f;
+    float lo = std::numeric_limits<float>::infinity();
+    float hi = -lo;
+    int max_n = 0;
+    for (int i = 0; i < k; ++i) {
+      const Edge& e = edges[i];
+      const float q = e.n > 0 ? (e.w + e.u) / static_cast<float>(e.n) : root_value;
+      out[i] = q;
+      lo = std::min(lo, q);
+      hi = std::max(hi, q);
+      max_n = std::max(max_n, e.n);
+    }
+    // A spread below kMinSpread is float rounding of equal values (e.g. the same evaluation
+    // reached by two paths), not a difference worth a full-strength sigma: no spread at all.
+    constexpr float kMinSpread = 1e-5f;
+    const float spread = hi - lo;
+    const float scale = spread < kMinSpread
+                            ? 0.0f
+                            : (options_.gumbel_c_visit + static_cast<float>(max_n)) *
+                                  options_.gumbel_c_scale / spread;
+    for (int i = 0; i < k; ++i) out[i] = (out[i] - lo) * scale;
+  }
+
+  // softmax(logit + sigma) over the root's children, written to out[action] (zeroed by the
+  // caller). The root must be expanded.
+  void ImprovedPolicy(std::span<float> out) const {
+    const Node& root = nodes_[kRoot];
+    const Edge* edges = &edges_[root.first_edge];
+    const int k = root.num_edges;
+    std::vector<float> z(k);
+    GumbelSigma(z);
+    float top = -std::numeric_limits<float>::infinity();
+    for (int i = 0; i < k; ++i) top = std::max(top, z[i] += Logit(edges[i].prior));
+    double sum = 0.0;
+    for (int i = 0; i < k; ++i) sum += z[i] = std::exp(z[i] - top);
+    const float inv = static_cast<float>(1.0 / sum);
+    for (int i = 0; i < k; ++i) out[edges[i].action] = z[i] * inv;
+  }
+
+  // SelectAction with Gumbel root search (see the top of this file).
+  template <typename Rng>
+  int GumbelWinner(float temperature, Rng& rng) const {
+    const Node& root = nodes_[kRoot];
+    const Edge* edges = &edges_[root.first_edge];
+    const int k = root.num_edges;
+    std::vector<float> sigma(k);
+    GumbelSigma(sigma);
+    // Visits of this search; none when it ran no simulation of its own (kept visits met the
+    // budget, whether or not it set up).
+    const bool own_search = gumbel_ready_ && !considered_visits_.empty();
+    auto own_visits = [&](int i) { return own_search ? edges[i].n - gumbel_base_[i] : 0; };
+    int top = 0;
+    for (int i = 0; i < k; ++i) top = std::max(top, own_visits(i));
+    // Without a search of its own the move is a sample of the improved policy whenever the
+    // caller wants randomness: the root's draws if it has them, else fresh ones.
+    const bool fresh_draws = !own_search && !root_noised_ && (add_noise_ || temperature > 0.0f);
+    std::exponential_distribution<float> exponential(1.0f);
+    int best = -1;
+    float best_score = 0.0f;
+    for (int i = 0; i < k; ++i) {
+      if (own_visits(i) != top) continue;
+      const float g = fresh_draws ? -std::log(std::max(exponential(rng), 1e-30f)) : RootGumbel(i);
+      const float score = g + Logit(edges[i].prior) + sigma[i];
+      if (best < 0 || score > best_score) {
+        best = i;
+        best_score = score;
+      }
+    }
+    return edges[best].action;
+  }
 
   // Q - z * sqrt(var / N) of a visited edge (see the LCB above).
   float LowerConfidenceBound(const Edge& e) const {
@@ -964,6 +1219,17 @@ class Mcts {
   std::vector<int> path_;
   std::vector<int> legal_;
   std::vector<float> noise_;
+  // Gumbel root search (see the top of this file): the root's draws (edge order; valid while
+  // root_noised_); whether this search has set up, with each root edge's visits and the root's
+  // when it did, the logits, the schedule's level of each simulation, and a scratch for sigma.
+  std::vector<float> gumbel_;
+  bool gumbel_ready_ = false;
+  int32_t gumbel_base_root_n_ = 0;
+  std::vector<int32_t> gumbel_base_;
+  std::vector<float> gumbel_logit_;
+  std::vector<int> considered_visits_;
+  std::vector<int> gumbel_halvings_;
+  std::vector<float> gumbel_sigma_;
   MctsStats stats_;
   internal::BatchScratch<G> scratch_;
   // Score utility: 1 / sqrt(board cells); the center (player 0's view; NaN until known); the

@@ -1,7 +1,9 @@
 #include "search/mcts.h"
 
+#include <algorithm>
 #include <cmath>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <random>
@@ -107,6 +109,19 @@ TEST(MctsOptionsTest, RejectsOutOfRangeFields) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("lcb_min_visit_fraction")));
   EXPECT_THAT(bad([](MctsOptions& o) { o.lcb_min_visit_fraction = NAN; }),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("lcb_min_visit_fraction")));
+  EXPECT_THAT(bad([](MctsOptions& o) { o.gumbel_considered_actions = -1; }),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("gumbel_considered")));
+  EXPECT_THAT(bad([](MctsOptions& o) { o.gumbel_considered_actions = 40000; }),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("gumbel_considered")));
+  EXPECT_THAT(bad([](MctsOptions& o) { o.gumbel_c_visit = NAN; }),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("gumbel_c_visit")));
+  EXPECT_THAT(bad([](MctsOptions& o) { o.gumbel_c_scale = 0; }),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("gumbel_c_scale")));
+  EXPECT_THAT(bad([](MctsOptions& o) {
+                o.gumbel_considered_actions = 16;
+                o.forced_playout_k = 2;
+              }),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("exclude each other")));
   EXPECT_THAT(Mcts<TicTacToe>::Create(TicTacToe(), Sims(0)),
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
@@ -739,6 +754,189 @@ TEST(MctsScoreUtilityTest, LeavesWithoutAScoreBackUpNoUtility) {
   ASSERT_OK(scored->Run(evaluator, 8));
   EXPECT_THAT(scored->VisitCounts(), ElementsAreArray(plain->VisitCounts()));
   EXPECT_TRUE(std::isnan(scored->score_center0()));
+}
+
+// Gumbel root search. Connect Four valued by player 0's first stone: owning the bottom of
+// column 3 is worth 0.8, anything else 0 (values for the player to move), so column 3 is the
+// one good first move and the others tie.
+float ColumnThreeWorth0(const ConnectFour& game) {
+  return game.CellOwner(ConnectFour::kRows - 1, 3) == 0 ? 0.8f : 0.0f;
+}
+RecordingEvaluator<ConnectFour> ColumnThreeEvaluator() {
+  return RecordingEvaluator<ConnectFour>([](const ConnectFour& g) {
+    return g.ToPlay() == 0 ? ColumnThreeWorth0(g) : -ColumnThreeWorth0(g);
+  });
+}
+
+MctsOptions GumbelSims(int n, int m) {
+  MctsOptions options = Sims(n);
+  options.gumbel_considered_actions = m;
+  return options;
+}
+
+// What softmax(log P + sigma(q^)) of the root's children is, computed here from RootChildren
+// (mctx's completed values: unvisited children take the root's mean value; no utility here).
+std::vector<float> ExpectedImprovedPolicy(const Mcts<ConnectFour>& mcts, float c_visit,
+                                          float c_scale) {
+  const std::vector<ChildStats> children = mcts.RootChildren();
+  double root_sum = 0.0;
+  int root_n = 0;
+  int max_n = 0;
+  for (const ChildStats& c : children) {
+    root_sum += c.value * c.visits;
+    root_n += c.visits;
+    max_n = std::max(max_n, c.visits);
+  }
+  // The root's own evaluation (0 in these tests) is one more visit of the root.
+  const double root_value = root_sum / (root_n + 1);
+  std::vector<double> q;
+  for (const ChildStats& c : children) q.push_back(c.visits > 0 ? c.value : root_value);
+  const double lo = *std::min_element(q.begin(), q.end());
+  const double hi = *std::max_element(q.begin(), q.end());
+  std::vector<double> z;
+  double top = -1e30;
+  for (size_t i = 0; i < children.size(); ++i) {
+    const double sigma =
+        hi - lo < 1e-5 ? 0.0 : (c_visit + max_n) * c_scale * (q[i] - lo) / (hi - lo);
+    z.push_back(std::log(children[i].prior) + sigma);
+    top = std::max(top, z.back());
+  }
+  double sum = 0.0;
+  for (double& v : z) sum += v = std::exp(v - top);
+  std::vector<float> out(7, 0.0f);
+  for (size_t i = 0; i < children.size(); ++i)
+    out[children[i].action] = static_cast<float>(z[i] / sum);
+  return out;
+}
+
+TEST(MctsGumbelTest, SequentialHalvingKeepsTheBestHalfAndPlaysTheWinner) {
+  // m = 4 over 12 simulations (the root's own evaluation is the 13th visit): mctx's schedule
+  // gives the top 4 by logit one visit each (uniform priors without noise tie, so the lowest
+  // actions, 0 to 3), then the better 2 by sigma three more each, then the same 2 one more.
+  auto evaluator = ColumnThreeEvaluator();
+  auto mcts = MakeMcts(ConnectFour(), GumbelSims(13, 4));
+  ASSERT_OK(mcts->Run(evaluator, /*batch_size=*/1));
+  EXPECT_THAT(mcts->VisitCounts(), ElementsAreArray({5, 1, 1, 5, 0, 0, 0}));
+  // The winner among the most visited: column 3's value beats column 0's.
+  std::mt19937_64 rng(1);
+  EXPECT_EQ(mcts->SelectAction(/*temperature=*/1.0f, rng), 3);
+  EXPECT_EQ(mcts->SelectAction(/*temperature=*/0.0f, rng), 3);
+  EXPECT_EQ(mcts->stats().gumbel_puct_fallbacks, 0);
+}
+
+TEST(MctsGumbelTest, PolicyTargetIsTheImprovedPolicyOverEveryChild) {
+  MctsOptions options = GumbelSims(13, 4);
+  auto evaluator = ColumnThreeEvaluator();
+  auto mcts = MakeMcts(ConnectFour(), options);
+  ASSERT_OK(mcts->Run(evaluator, 1));
+  const std::vector<float> target = mcts->PolicyTarget();
+  const std::vector<float> expected =
+      ExpectedImprovedPolicy(*mcts, options.gumbel_c_visit, options.gumbel_c_scale);
+  for (int a = 0; a < 7; ++a) EXPECT_NEAR(target[a], expected[a], 1e-5f) << a;
+  EXPECT_NEAR(std::accumulate(target.begin(), target.end(), 0.0f), 1.0f, 1e-5f);
+  // Column 3 gains over its prior; the unvisited columns keep a share (completed values).
+  EXPECT_GT(target[3], 0.5f);
+  for (const int a : {4, 5, 6}) EXPECT_GT(target[a], 0.0f) << a;
+  // Not the visit distribution (5 of 12 for column 3).
+  EXPECT_GT(std::abs(target[3] - 5.0f / 12), 0.05f);
+}
+
+TEST(MctsGumbelTest, NoiseDrawsWhichActionsAreConsideredAndIsSeeded) {
+  // m = 2 over 2 simulations: the two children visited are the top 2 of g + logit, a sample
+  // without replacement, which the seed decides.
+  std::set<std::vector<int>> seen;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    MctsOptions options = GumbelSims(3, 2);
+    options.add_noise = true;
+    options.seed = seed;
+    UniformEvaluator<ConnectFour> evaluator;
+    auto a = MakeMcts(ConnectFour(), options);
+    auto b = MakeMcts(ConnectFour(), options);
+    ASSERT_OK(a->Run(evaluator, 1));
+    ASSERT_OK(b->Run(evaluator, 1));
+    EXPECT_EQ(a->VisitCounts(), b->VisitCounts()) << seed;
+    EXPECT_EQ(Sum(a->VisitCounts()), 2);
+    EXPECT_THAT(a->VisitCounts(), Each(::testing::Le(1)));
+    EXPECT_EQ(a->stats().gumbel_puct_fallbacks, 0);
+    // Dirichlet noise never touches the priors in this mode.
+    for (const ChildStats& c : a->RootChildren()) EXPECT_FLOAT_EQ(c.prior, 1.0f / 7);
+    seen.insert(a->VisitCounts());
+  }
+  EXPECT_GE(seen.size(), 5u);
+}
+
+TEST(MctsGumbelTest, BatchedCollectionWaitsAtAHalving) {
+  // Leaves in flight count as visits of this search, so a batch of 8 follows the schedule's
+  // levels; the round stops at the halving (after the first 4) until their values are back,
+  // so the same two are kept as one leaf at a time keeps.
+  auto evaluator = ColumnThreeEvaluator();
+  auto mcts = MakeMcts(ConnectFour(), GumbelSims(13, 4));
+  ASSERT_OK(mcts->Run(evaluator, /*batch_size=*/8));
+  EXPECT_THAT(mcts->VisitCounts(), ElementsAreArray({5, 1, 1, 5, 0, 0, 0}));
+  EXPECT_EQ(mcts->stats().gumbel_halving_waits, 1);
+  EXPECT_EQ(mcts->stats().gumbel_puct_fallbacks, 0);
+}
+
+TEST(MctsGumbelTest, TreeReuseRunsOnlyTheNewSimulations) {
+  auto evaluator = ColumnThreeEvaluator();
+  auto mcts = MakeMcts(ConnectFour(), GumbelSims(200, 4));
+  ASSERT_OK(mcts->Run(evaluator, 1));
+  mcts->Advance(3);
+  const std::vector<int> kept = mcts->VisitCounts();
+  ASSERT_GT(Sum(kept), 8);
+  // 8 new simulations over m = 4: one each for the top 4, then two more each for the best 2.
+  mcts->SetSimulationBudget(mcts->RootVisits() + 8);
+  ASSERT_OK(mcts->Run(evaluator, 1));
+  std::vector<int> added = mcts->VisitCounts();
+  for (int a = 0; a < 7; ++a) added[a] -= kept[a];
+  std::sort(added.begin(), added.end());
+  EXPECT_THAT(added, ElementsAreArray({0, 0, 0, 1, 1, 3, 3}));
+  EXPECT_EQ(mcts->stats().gumbel_puct_fallbacks, 0);
+}
+
+TEST(MctsGumbelTest, AMoveWithoutItsOwnSearchSamplesTheImprovedPolicy) {
+  // Column 3 is worth 0.8 and the rest 0, a real spread; a small c_scale keeps the improved
+  // policy from putting all its mass on column 3.
+  MctsOptions options = GumbelSims(60, 4);
+  options.gumbel_c_scale = 0.01f;
+  auto evaluator = ColumnThreeEvaluator();
+  auto mcts = MakeMcts(ConnectFour(), options);
+  ASSERT_OK(mcts->Run(evaluator, 1));
+  mcts->SetSimulationBudget(1);  // the visits it has meet it: Done, no simulation of its own
+  ASSERT_TRUE(mcts->Done());
+  const std::vector<float> target = mcts->PolicyTarget();
+  ASSERT_GT(target[3], 0.2f);
+  ASSERT_LT(target[3], 0.8f);
+  std::map<int, int> picks;
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 2000; ++i) ++picks[mcts->SelectAction(1.0f, rng)];
+  for (const auto& [action, count] : picks) {
+    EXPECT_NEAR(count / 2000.0, target[action], 0.04) << action;
+  }
+  EXPECT_GE(picks.size(), 2u);
+  // Temperature 0 plays the improved policy's mode.
+  const int mode =
+      static_cast<int>(std::max_element(target.begin(), target.end()) - target.begin());
+  EXPECT_EQ(mcts->SelectAction(0.0f, rng), mode);
+}
+
+TEST(MctsGumbelTest, WithNoiseAMoveWithoutItsOwnSearchIsSampledAtTemperatureZero) {
+  MctsOptions options = GumbelSims(60, 4);
+  options.add_noise = true;
+  auto evaluator = ColumnThreeEvaluator();
+  auto mcts = MakeMcts(ConnectFour(), options);
+  ASSERT_OK(mcts->Run(evaluator, 1));
+  const std::vector<int> visits = mcts->VisitCounts();
+  const int most =
+      static_cast<int>(std::max_element(visits.begin(), visits.end()) - visits.begin());
+  mcts->Advance(most);  // a new root (with visits), without draws of its own yet
+  ASSERT_GT(mcts->RootVisits(), 1);
+  mcts->SetSimulationBudget(1);
+  ASSERT_TRUE(mcts->Done());
+  std::set<int> picks;
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 200; ++i) picks.insert(mcts->SelectAction(/*temperature=*/0.0f, rng));
+  EXPECT_GE(picks.size(), 2u);
 }
 
 TEST(MctsTest, RunReturnsTheEvaluatorErrorAndStaysUsable) {

@@ -3,10 +3,11 @@
 // Per move:
 //  1. Playout cap randomization (KataGo): with probability full_search_probability the move
 //     gets a full search (budget mcts.num_simulations, Dirichlet noise if mcts.add_noise) and
-//     its visit distribution is a policy target (full_search = 1); otherwise a fast search
-//     (budget fast_simulations, never noise), recorded with full_search = 0 so the learner uses
-//     it for the value target only. With tree reuse, visits kept from the previous move count
-//     towards the budget.
+//     its visit distribution (the improved policy with Gumbel root search, step 3) is a policy
+//     target (full_search = 1); otherwise a fast search (budget fast_simulations, no Dirichlet
+//     noise; Gumbel noise, step 3), recorded with full_search = 0 so the learner uses it for
+//     the value target only. With tree reuse, visits kept from the previous move count towards
+//     the budget.
 //  2. Resignation: after the search, the mover's resign value is max(root value, value of the
 //     most visited child). When it stays below resign_threshold for resign_consecutive of that
 //     player's moves in a row, the player resigns: the game ends as a loss for them before the
@@ -15,7 +16,12 @@
 //     first would-be resignation is recorded and, at the end, whether it would have been a false
 //     positive (the player did not lose). resign_threshold = -1 turns resignation off.
 //  3. Move choice: temperature `temperature` for the first temperature_moves plies, then
-//     final_temperature (0 = most visited, random among ties), via Mcts::SelectAction.
+//     final_temperature (0 = most visited, random among ties), via Mcts::SelectAction. With
+//     Gumbel root search (mcts.gumbel_considered_actions > 0) the move is instead the winner of
+//     sequential halving, and every search, fast ones too, draws its Gumbel noise when
+//     mcts.add_noise is set (a move whose search ran no simulation of its own is then drawn
+//     from the improved policy, as it is at a temperature above 0; otherwise the temperatures
+//     are not used); the policy target is the improved policy (Mcts, "Gumbel root search").
 //  4. The position (planes from G::Encode), policy target, player to move, full-search flag,
 //     action and root value are appended to the record; the move is played and the tree
 //     advanced (reuse_tree) or rebuilt. A terminal position or max_moves plies (truncated,
@@ -57,7 +63,8 @@ namespace zf::search {
 
 struct SelfPlayOptions {
   // The search. num_simulations is the full-search budget (>= 2); add_noise applies to full
-  // searches only; mcts.seed is mixed with `seed` below.
+  // searches only (with Gumbel root search to every search); mcts.seed is mixed with `seed`
+  // below.
   MctsOptions mcts;
   // Temperature for plies [0, temperature_moves), then final_temperature; >= 0 each.
   int temperature_moves = 16;
@@ -202,7 +209,9 @@ class SelfPlayGame {
     current_full_ = std::bernoulli_distribution(options_.full_search_probability)(rng_);
     mcts_->SetSimulationBudget(current_full_ ? options_.mcts.num_simulations
                                              : options_.fast_simulations);
-    mcts_->SetAddNoise(current_full_ && options_.mcts.add_noise);
+    // Gumbel root search samples every move from its noise (it never changes the priors).
+    const bool gumbel = options_.mcts.gumbel_considered_actions > 0;
+    mcts_->SetAddNoise((current_full_ || gumbel) && options_.mcts.add_noise);
   }
 
   // Called when the current search is Done(): resignation check, record, move, next search.

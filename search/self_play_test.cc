@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -246,6 +247,45 @@ TEST(SelfPlayTest, PlayoutCapRandomizationMarksFastMoves) {
   for (const uint8_t f : all_fast->record().full_search) EXPECT_EQ(f, 0);
   // Each fast search evaluates at most 4 positions (its root and 3 children).
   EXPECT_LE(counting.NumPositions(), 4 * all_fast->record().num_moves);
+}
+
+TEST(SelfPlayTest, GumbelRootSearchRecordsTheImprovedPolicy) {
+  // Fast searches of 8 simulations over m = 4 visit at most 4 of the 7 columns, so a visit
+  // distribution would leave 3 of them at 0; the improved policy gives every legal move a share
+  // (completed values), full and fast searches alike.
+  SelfPlayOptions options = SmallOptions(1);
+  options.mcts.gumbel_considered_actions = 4;
+  options.full_search_probability = 0.25f;
+  options.fast_simulations = 8;
+  options.reuse_tree = false;
+  UniformEvaluator<ConnectFour> evaluator;
+  std::set<std::vector<int>> games;
+  for (uint64_t seed = 0; seed < 6; ++seed) {
+    options.seed = seed;
+    auto game = MakeGame(ConnectFour(), options);
+    ASSERT_OK(game->Play(evaluator, 4));
+    const GameRecord& record = game->record();
+    ExpectConsistent(ConnectFour(), record);
+    ConnectFour position;
+    for (int i = 0; i < record.NumPositions(); ++i) {
+      std::vector<int> legal;
+      position.LegalActions(&legal);
+      for (const int a : legal) {
+        EXPECT_GT(record.policy_targets[i * 7 + a], 0.0f) << "position " << i << " action " << a;
+      }
+      position.Apply(record.actions[i]);
+    }
+    games.insert(record.actions);
+  }
+  EXPECT_EQ(games.size(), 6u);
+  // The same seed plays the same game.
+  options.seed = 3;
+  auto a = MakeGame(ConnectFour(), options);
+  auto b = MakeGame(ConnectFour(), options);
+  ASSERT_OK(a->Play(evaluator, 4));
+  ASSERT_OK(b->Play(evaluator, 4));
+  EXPECT_EQ(a->record().actions, b->record().actions);
+  EXPECT_EQ(a->record().policy_targets, b->record().policy_targets);
 }
 
 // Player 0 always believes it is losing badly; player 1 that it is winning.

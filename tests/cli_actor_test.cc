@@ -110,6 +110,9 @@ TEST(CliActorTest, UsageErrors) {
   ExpectUsageError(
       {"actor", "--game=go:9", "--inference=127.0.0.1:1", "--out=/tmp/x", "--forced_playout_k=-3"},
       "--forced_playout_k is -3, expected 0..100");
+  ExpectUsageError({"actor", "--game=go:9", "--inference=127.0.0.1:1", "--out=/tmp/x",
+                    "--gumbel_considered_actions=40000"},
+                   "--gumbel_considered_actions is 40000, expected 0 (off) or 2..32767");
   ExpectUsageError({"actor", "--game=go:9", "--inference=127.0.0.1:1", "--out=/tmp/x", "--sims=64",
                     "--fast_sims=65"},
                    "--fast_sims is 65, expected 2..64");

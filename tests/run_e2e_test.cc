@@ -167,7 +167,7 @@ TEST(RunE2eTest, GoDefaultsToAuxHeadsAndNoauxHeadsTurnsThemOff) {
   const auto [defaults_line, defaults] = run({});
   EXPECT_THAT(defaults, HasSubstr("\"aux_heads\": 1,"));
   EXPECT_THAT(defaults, HasSubstr("\"forced_playout_k\": 0,"));
-  EXPECT_THAT(defaults, HasSubstr("\"score_utility\": 0.3,"));
+  EXPECT_THAT(defaults, HasSubstr("\"score_utility\": 0.3, \"gumbel_considered_actions\": 0,"));
   // The learning rate falls over the last quarter of --minutes (0.03 here).
   EXPECT_THAT(defaults, HasSubstr("\"lr_decay_fraction\": 0.25, \"lr_final_fraction\": 0.1,"));
   EXPECT_THAT(defaults_line,
@@ -191,8 +191,12 @@ TEST(RunE2eTest, GoDefaultsToAuxHeadsAndNoauxHeadsTurnsThemOff) {
   // --learner_threads: the learner trains on two (trainer_test checks the thread count stays
   // the learner's own).
   // --games_per_worker and --requests_in_flight size the actor's pipeline and are recorded.
-  const auto [few_line, few] = run({"--selfplay_sims", "8", "--learner_threads", "2",
-                                    "--games_per_worker", "12", "--requests_in_flight", "3"});
+  // Self-play with Gumbel root search goes through and is recorded.
+  const auto [few_line, few] =
+      run({"--selfplay_sims", "8", "--learner_threads", "2", "--games_per_worker", "12",
+           "--requests_in_flight", "3", "--gumbel_considered_actions", "4"});
+  EXPECT_THAT(few, HasSubstr("\"gumbel_considered_actions\": 4,"));
+  EXPECT_THAT(few_line, HasSubstr("Gumbel root search over 4 actions, fast searches of 8"));
   EXPECT_THAT(few, HasSubstr("\"selfplay_sims\": 8, \"selfplay_fast_sims\": 8,"));
   EXPECT_THAT(few, HasSubstr("\"games_per_worker\": 12, \"requests_in_flight\": 3,"));
   EXPECT_THAT(few_line, HasSubstr("fast searches of 8 simulations, learner on 2 threads"));
@@ -218,6 +222,11 @@ TEST(RunE2eTest, BadInputIsAUsageError) {
                    "--forced_playout_k");
   ExpectUsageError({"run", "--game", "tictactoe", "--forced_playout_k", "-3"},
                    "--forced_playout_k");
+  ExpectUsageError({"run", "--game", "go:5", "--gumbel_considered_actions", "1"},
+                   "--gumbel_considered_actions is 1, expected 0 (off) or 2..32767");
+  ExpectUsageError(
+      {"run", "--game", "go:5", "--gumbel_considered_actions", "16", "--forced_playout_k", "2"},
+      "exclude each other");
   ExpectUsageError({"run", "--game", "go:5", "--score_utility", "1.5"},
                    "--score_utility is 1.5, expected 0..1");
   ExpectUsageError({"run", "--game", "go:5", "--score_utility", "nan"}, "--score_utility is nan");

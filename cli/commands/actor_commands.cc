@@ -127,6 +127,10 @@ absl::Status RunActor(const std::vector<std::string>& args) {
     ZF_RETURN_IF_ERROR(CheckRealFlagRange("forced_playout_k", k, 0, 100));
     options.self_play.mcts.forced_playout_k = static_cast<float>(k);
   }
+  if (const int m = absl::GetFlag(FLAGS_gumbel_considered_actions); m != -1) {
+    ZF_RETURN_IF_ERROR(CheckGumbelFlag(m, options.self_play.mcts.forced_playout_k));
+    options.self_play.mcts.gumbel_considered_actions = m;
+  }
   // With a served model that has no score head the answers carry no scores, and the utility
   // stays 0 (search/mcts.h).
   if (const double lambda = absl::GetFlag(FLAGS_score_utility); lambda != -1) {
@@ -344,17 +348,34 @@ std::vector<Command> ActorCommands() {
        "self-play against an inference server, games into a run directory or replay shards",
        "zf actor --game G --inference ADDR (--out DIR | --replay ADDR1,ADDR2,...) [--workers N] "
        "[--games_per_worker N] [--requests_in_flight N] [--sims N] [--fast_sims N] "
-       "[--forced_playout_k K] "
+       "[--forced_playout_k K] [--gumbel_considered_actions M] "
        "[--score_utility L] [--games N (0 = until SIGINT/SIGTERM)] "
        "[--metrics_listen ADDR] [--acked_log FILE] [--seed S] [--json]",
-       WithLogFileFlag(WithTlsFlags({"game",          "inference",      "out",
-                                     "replay",        "workers",        "games_per_worker",
-                                     "sims",          "fast_sims",      "forced_playout_k",
-                                     "score_utility", "games",          "metrics_listen",
-                                     "acked_log",     "seed",           "json",
-                                     "local",         "checkpoint",     "blocks",
-                                     "filters",       "global_pooling", "device",
-                                     "precision",     "cuda_graphs",    "requests_in_flight"})),
+       WithLogFileFlag(WithTlsFlags({"game",
+                                     "inference",
+                                     "out",
+                                     "replay",
+                                     "workers",
+                                     "games_per_worker",
+                                     "sims",
+                                     "fast_sims",
+                                     "forced_playout_k",
+                                     "score_utility",
+                                     "games",
+                                     "metrics_listen",
+                                     "gumbel_considered_actions",
+                                     "acked_log",
+                                     "seed",
+                                     "json",
+                                     "local",
+                                     "checkpoint",
+                                     "blocks",
+                                     "filters",
+                                     "global_pooling",
+                                     "device",
+                                     "precision",
+                                     "cuda_graphs",
+                                     "requests_in_flight"})),
        RunActor, [](const std::vector<std::string>&) { return absl::GetFlag(FLAGS_local); }},
       {"games",
        "'dump FILE': print every game record of a .zfgames file",

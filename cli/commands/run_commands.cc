@@ -131,6 +131,7 @@ struct RunConfig {
   int selfplay_fast_sims = 0;   // SelfPlayOptions::fast_simulations; 0: ForGame's, capped
   double forced_playout_k = 0;  // MctsOptions::forced_playout_k of self-play; 0: off
   double score_utility = 0;     // MctsOptions::score_utility of self-play; 0: off
+  int gumbel_considered_actions = 0;  // MctsOptions::gumbel_considered_actions; 0: off
   bool aux_heads = false;       // NetworkShape::aux_heads
   bool global_pooling = false;  // NetworkShape::global_pooling
   int games_per_worker = 32;
@@ -152,7 +153,7 @@ struct RunConfig {
     return absl::StrFormat(
         "{\"game\": \"%s\", \"blocks\": %d, \"filters\": %d, \"shards\": %d, "
         "\"selfplay_sims\": %d, \"selfplay_fast_sims\": %d, \"forced_playout_k\": %g, "
-        "\"score_utility\": %g, "
+        "\"score_utility\": %g, \"gumbel_considered_actions\": %d, "
         "\"aux_heads\": %d, "
         "\"global_pooling\": %d, \"games_per_worker\": %d, \"requests_in_flight\": %d, "
         "\"max_batch\": %d, \"batch_size\": %d, "
@@ -161,8 +162,8 @@ struct RunConfig {
         "\"samples_per_insert\": %g, \"eval_games\": %d, \"eval_sims\": %d, \"eval_vs\": \"%s\", "
         "\"seed\": %d}\n",
         game, blocks, filters, shards, selfplay_sims, selfplay_fast_sims, forced_playout_k,
-        score_utility, aux_heads ? 1 : 0, global_pooling ? 1 : 0, games_per_worker,
-        requests_in_flight, max_batch, batch_size, lr, lr_decay.decay_fraction,
+        score_utility, gumbel_considered_actions, aux_heads ? 1 : 0, global_pooling ? 1 : 0,
+        games_per_worker, requests_in_flight, max_batch, batch_size, lr, lr_decay.decay_fraction,
         lr_decay.final_fraction, steps_per_checkpoint, capacity, min_size_to_sample,
         samples_per_insert, eval_games, eval_sims, eval_vs, seed);
   }
@@ -267,6 +268,9 @@ absl::StatusOr<RunConfig> ReadConfig(const std::string& path) {
   }
   if (JsonField(json, "score_utility")) {
     ZF_RETURN_IF_ERROR(num("score_utility", &c.score_utility));
+  }
+  if (JsonField(json, "gumbel_considered_actions")) {
+    ZF_RETURN_IF_ERROR(num("gumbel_considered_actions", &c.gumbel_considered_actions));
   }
   if (JsonField(json, "aux_heads")) {
     int aux = 0;
@@ -484,6 +488,9 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     const bool fast_sims_given = absl::GetFlag(FLAGS_selfplay_fast_sims) != 0;
     if (fast_sims_given) config.selfplay_fast_sims = absl::GetFlag(FLAGS_selfplay_fast_sims);
     if (double v = absl::GetFlag(FLAGS_forced_playout_k); v != -1) config.forced_playout_k = v;
+    if (int v = absl::GetFlag(FLAGS_gumbel_considered_actions); v != -1) {
+      config.gumbel_considered_actions = v;
+    }
     const bool score_utility_given = absl::GetFlag(FLAGS_score_utility) != -1;
     if (score_utility_given) config.score_utility = absl::GetFlag(FLAGS_score_utility);
     // Only a flag given on the command line overrides the game's default (--noaux_heads turns
@@ -498,6 +505,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
       return model::SetAuxHeads(g, config.aux_heads, &unused);
     }));
     ZF_RETURN_IF_ERROR(CheckRealFlagRange("forced_playout_k", config.forced_playout_k, 0, 100));
+    ZF_RETURN_IF_ERROR(CheckGumbelFlag(config.gumbel_considered_actions, config.forced_playout_k));
     ZF_RETURN_IF_ERROR(CheckRealFlagRange("score_utility", config.score_utility, 0, 1));
     if (config.score_utility > 0 && !config.aux_heads) {
       if (score_utility_given) {
@@ -618,6 +626,10 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     absl::StrAppend(&extras, ", forced playouts k=", config.forced_playout_k);
   }
   if (config.score_utility > 0) absl::StrAppend(&extras, ", score utility ", config.score_utility);
+  if (config.gumbel_considered_actions > 0) {
+    absl::StrAppend(&extras, ", Gumbel root search over ", config.gumbel_considered_actions,
+                    " actions");
+  }
   if (config.selfplay_fast_sims > 0) {
     absl::StrAppend(&extras, ", fast searches of ", config.selfplay_fast_sims, " simulations");
   }
@@ -764,6 +776,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
                                             config.selfplay_fast_sims, "selfplay_fast_sims"));
   ao.self_play.mcts.forced_playout_k = static_cast<float>(config.forced_playout_k);
   ao.self_play.mcts.score_utility = static_cast<float>(config.score_utility);
+  ao.self_play.mcts.gumbel_considered_actions = config.gumbel_considered_actions;
   ao.seed = config.seed + static_cast<uint64_t>(absl::ToUnixSeconds(absl::Now()));
   ZF_ASSIGN_OR_RETURN(std::shared_ptr<actor::AsyncEvaluator> evaluator,
                       actor::ConnectInference("unix:" + inference_socket, game.name));
@@ -1030,7 +1043,8 @@ std::vector<Command> RunCommands() {
        "zf run --game G [--dir DIR] [--minutes M] [--net BxF] [--shards N] [--selfplay_sims N] "
        "[--selfplay_fast_sims N] [--games_per_worker N] [--requests_in_flight N] "
        "[--samples_per_insert X] "
-       "[--forced_playout_k K] [--score_utility L] [--[no]aux_heads] [--global_pooling] "
+       "[--forced_playout_k K] [--gumbel_considered_actions M] [--score_utility L] "
+       "[--[no]aux_heads] [--global_pooling] "
        "[--lr_decay_fraction F] [--lr_final_fraction R] "
        "[--eval_vs SPEC,...] [--eval_games N] [--eval_sims N] [--progress_s S] [--fleet_view] "
        "[--learner_threads N] [--metrics_listen ADDR] [--seed S]\n"
@@ -1048,6 +1062,7 @@ std::vector<Command> RunCommands() {
                         "requests_in_flight",
                         "samples_per_insert",
                         "forced_playout_k",
+                        "gumbel_considered_actions",
                         "score_utility",
                         "aux_heads",
                         "global_pooling",
