@@ -122,11 +122,12 @@
 // Forced playouts are a root rule of PUCT and cannot be combined with it (Validate).
 //
 // Batching and collisions. CollectLeaves runs simulations until it has max_leaves leaves that
-// need an evaluation, the budget is reached, or a collision: a walk that ends on a leaf already
-// waiting for its evaluation. Virtual loss is applied only to walks that produced a leaf, so
-// after a collision the tree is unchanged and the next walk would collide again: the round
-// stops there (counted in MctsStats::collisions) and continues after the pending evaluations
-// are applied. Terminal leaves reached during collection are backed up immediately.
+// need an evaluation, the budget is reached, a collision: a walk that ends on a leaf already
+// waiting for its evaluation, or (Gumbel root search) a halving with leaves in flight. Virtual loss
+// is applied only to walks that produced a leaf, so after a collision the tree is unchanged and the
+// next walk would collide again: the round stops there (counted in MctsStats::collisions) and
+// continues after the pending evaluations are applied. Terminal leaves reached during collection
+// are backed up immediately.
 //
 // Budget. Done() when the root has been visited num_simulations times (visits kept by tree reuse
 // count) or the root is terminal. Collection never puts more simulations in flight than the
@@ -417,7 +418,7 @@ class Mcts {
   }
 
   // Root visits at which Done() becomes true from now on (initially options.num_simulations).
-  // Requires num_simulations >= 1 (ZF_CHECK).
+  // Requires num_simulations >= 1 and NumPending() == 0 (ZF_CHECK).
   void SetSimulationBudget(int num_simulations) {
     ZF_CHECK(num_simulations >= 1) << "simulation budget " << num_simulations;
     ZF_CHECK(NumPending() == 0) << "SetSimulationBudget with " << NumPending() << " leaves pending";
@@ -438,8 +439,9 @@ class Mcts {
   }
 
   // Runs simulations, appending to *out up to max_leaves leaves that need an evaluation, and
-  // returns how many it appended. Stops early at a collision, at the budget, or when Done(),
-  // and never holds more than 32767 leaves pending.
+  // returns how many it appended. Stops early at a collision, at a Gumbel halving with leaves
+  // in flight, at the budget, or when Done(), and never holds more than 32767 leaves pending
+  // (so it may return 0 while leaves are pending: apply them and collect again).
   // Each leaf holds virtual loss on its path until ApplyEvaluation or CancelLeaf.
   int CollectLeaves(int max_leaves, std::vector<PendingLeaf<G>>* out) {
     if (nodes_[kRoot].state == NodeState::kExpanded) {
@@ -557,6 +559,9 @@ class Mcts {
 
   // Gives a pending leaf back without an evaluation (e.g. its request failed): removes its
   // virtual loss; a later collection may select it again. Same requirements as ApplyEvaluation.
+  // With Gumbel root search give back all the pending leaves or none: cancelling some can
+  // leave no root child at the schedule's next level, and the root then falls back to PUCT
+  // (MctsStats::gumbel_puct_fallbacks).
   void CancelLeaf(const PendingLeaf<G>& leaf) {
     ZF_CHECK(leaf.node >= 0 && leaf.node < static_cast<int32_t>(nodes_.size()) &&
              nodes_[leaf.node].state == NodeState::kPending)
@@ -701,7 +706,8 @@ class Mcts {
   // visit, the priors take the place of the visits. Requires an expanded
   // root (ZF_CHECK). Rng is a UniformRandomBitGenerator (e.g. std::mt19937_64). With Gumbel
   // root search instead the winner of sequential halving (see above; rng is used only when the
-  // search ran no simulation of its own and temperature > 0).
+  // search ran no simulation of its own, the root has no Gumbel draws, and the search has
+  // noise or temperature > 0).
   template <typename Rng>
   int SelectAction(float temperature, Rng& rng) const {
     const Node& root = nodes_[kRoot];

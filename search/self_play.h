@@ -2,7 +2,8 @@
 //
 // Per move:
 //  1. Playout cap randomization (KataGo): with probability full_search_probability the move
-//     gets a full search (budget mcts.num_simulations, Dirichlet noise if mcts.add_noise) and
+//     gets a full search (budget mcts.num_simulations, Dirichlet noise if mcts.add_noise, but
+//     never with Gumbel root search) and
 //     its visit distribution (the improved policy with Gumbel root search, step 3) is a policy
 //     target (full_search = 1); otherwise a fast search (budget fast_simulations, no Dirichlet
 //     noise; Gumbel noise, step 3), recorded with full_search = 0 so the learner uses it for
@@ -130,7 +131,7 @@ class SelfPlayGame {
   // Appends up to max_leaves leaves of the current move's search to *out and returns how many
   // (Mcts::CollectLeaves). Plays moves whose search completes during collection (terminal
   // shortcuts, reused visits). Returns 0 when Finished(), or when every leaf it could reach is
-  // already pending.
+  // already pending or a Gumbel halving waits for the pending ones (apply them first).
   int CollectLeaves(int max_leaves, std::vector<PendingLeaf<G>>* out) {
     if (max_leaves < 1) return 0;
     int added = 0;
