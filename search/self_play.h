@@ -3,12 +3,11 @@
 // Per move:
 //  1. Playout cap randomization (KataGo): with probability full_search_probability the move
 //     gets a full search (budget mcts.num_simulations, Dirichlet noise if mcts.add_noise, but
-//     never with Gumbel root search) and
-//     its visit distribution (the improved policy with Gumbel root search, step 3) is a policy
-//     target (full_search = 1); otherwise a fast search (budget fast_simulations, no Dirichlet
-//     noise; Gumbel noise, step 3), recorded with full_search = 0 so the learner uses it for
-//     the value target only. With tree reuse, visits kept from the previous move count towards
-//     the budget.
+//     never with Gumbel root search) and its visit distribution (the improved policy with
+//     Gumbel root search, step 3) is a policy target (full_search = 1); otherwise a fast
+//     search (budget fast_simulations, no Dirichlet noise; Gumbel noise, step 3), recorded with
+//     full_search = 0 so the learner uses it for the value target only. With tree reuse, visits
+//     kept from the previous move count towards the budget.
 //  2. Resignation: after the search, the mover's resign value is max(root value, value of the
 //     most visited child). When it stays below resign_threshold for resign_consecutive of that
 //     player's moves in a row, the player resigns: the game ends as a loss for them before the

@@ -22,11 +22,11 @@ namespace zf::search {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::RecordingEvaluator;
 using ::zf::games::ConnectFour;
 using ::zf::games::DotsAndBoxes;
 using ::zf::games::TicTacToe;
 using ::zf::testing::StatusIs;
-using testing::RecordingEvaluator;
 
 SelfPlayOptions SmallOptions(uint64_t seed) {
   SelfPlayOptions options;
@@ -128,11 +128,12 @@ TEST(SelfPlayOptionsTest, Validate) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("playthrough")));
   EXPECT_THAT(bad([](SelfPlayOptions& o) { o.max_moves = -1; }),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("max_moves")));
-  EXPECT_THAT(SelfPlayGame<TicTacToe>::Create(TicTacToe(), [] {
-                SelfPlayOptions o;
-                o.temperature_moves = -1;
-                return o;
-              }()),
+  EXPECT_THAT(SelfPlayGame<TicTacToe>::Create(TicTacToe(),
+                                              [] {
+                                                SelfPlayOptions o;
+                                                o.temperature_moves = -1;
+                                                return o;
+                                              }()),
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
 

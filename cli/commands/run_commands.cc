@@ -127,13 +127,13 @@ struct RunConfig {
   std::string game;
   int blocks = 2, filters = 32;
   int shards = 2;
-  int selfplay_sims = 0;        // 0: ActorOptions::ForGame's
-  int selfplay_fast_sims = 0;   // SelfPlayOptions::fast_simulations; 0: ForGame's, capped
-  double forced_playout_k = 0;  // MctsOptions::forced_playout_k of self-play; 0: off
-  double score_utility = 0;     // MctsOptions::score_utility of self-play; 0: off
+  int selfplay_sims = 0;              // 0: ActorOptions::ForGame's
+  int selfplay_fast_sims = 0;         // SelfPlayOptions::fast_simulations; 0: ForGame's, capped
+  double forced_playout_k = 0;        // MctsOptions::forced_playout_k of self-play; 0: off
+  double score_utility = 0;           // MctsOptions::score_utility of self-play; 0: off
   int gumbel_considered_actions = 0;  // MctsOptions::gumbel_considered_actions; 0: off
-  bool aux_heads = false;       // NetworkShape::aux_heads
-  bool global_pooling = false;  // NetworkShape::global_pooling
+  bool aux_heads = false;             // NetworkShape::aux_heads
+  bool global_pooling = false;        // NetworkShape::global_pooling
   int games_per_worker = 32;
   int requests_in_flight = 2;  // ActorOptions::requests_in_flight of the one actor worker
   int max_batch = 64;
