@@ -21,6 +21,7 @@
 #include "cli/common_flags.h"
 #include "cli/network_runtime.h"
 #include "common/log_file.h"
+#include "common/malloc_tuning.h"
 
 namespace zf::cli {
 namespace {
@@ -220,6 +221,9 @@ int Main(int argc, char** argv, const std::vector<Command>& commands) {
       status = logging::LogToFile(path);
     }
   }
+  // Before the command starts its threads: glibc's malloc kept from handing tensor-sized buffers
+  // back to the kernel after every step (common/malloc_tuning.h).
+  if (status.ok()) status = TuneMallocForTensors().status();
   if (status.ok()) status = command->run(positional);
   if (status.ok()) return kExitOk;
   // One line: newlines inside a message would break the contract with scripts.

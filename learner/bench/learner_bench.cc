@@ -13,6 +13,7 @@
 //    through the prefetching ReplaySampler: steps/s, samples/s and the data-wait share of its
 //    wall time.
 // The replay servers run in the same process and share the cores, as they do in `zf run`.
+// malloc is tuned as in zf (common/malloc_tuning.h); ZF_MALLOC_TUNING=0 measures glibc's defaults.
 // Prints one line per measurement and a JSON line.
 #include <unistd.h>
 
@@ -29,6 +30,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "common/grpc/channel.h"
+#include "common/malloc_tuning.h"
 #include "common/status_macros.h"
 #include "games/connect4/connect4.h"
 #include "games/registry.h"
@@ -82,6 +84,9 @@ int Fail(const absl::Status& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // As zf does for every command (common/malloc_tuning.h); ZF_MALLOC_TUNING=0 for glibc's defaults.
+  const absl::StatusOr<bool> malloc_tuned = zf::TuneMallocForTensors();
+  if (!malloc_tuned.ok()) return Fail(malloc_tuned.status());
   const int steps = argc > 1 ? std::atoi(argv[1]) : 50;
   const int batch = argc > 2 ? std::atoi(argv[2]) : 256;
   const int shards = argc > 3 ? std::atoi(argv[3]) : 2;
@@ -105,9 +110,10 @@ int main(int argc, char** argv) {
   t.shape = shape;
   t.intra_op_threads = threads;
   t.device = device;
-  std::printf("learner_bench: %s, %s, batch %d, %d LibTorch threads, %d steps, device %s\n",
-              game_name.c_str(), shape.DebugString().c_str(), batch, threads, steps,
-              device.c_str());
+  std::printf(
+      "learner_bench: %s, %s, batch %d, %d LibTorch threads, %d steps, device %s, malloc %s\n",
+      game_name.c_str(), shape.DebugString().c_str(), batch, threads, steps, device.c_str(),
+      *malloc_tuned ? "tuned" : "glibc defaults");
 
   // 1. Compute only.
   zerofleet::v1::SampleBatch b;
@@ -175,9 +181,10 @@ int main(int argc, char** argv) {
     std::printf(
         "{\"game\":\"%s\",\"network\":\"%s\",\"device\":\"%s\",\"batch\":%d,\"threads\":%d,"
         "\"compute_steps_per_s\":%.3f,\"nchw_steps_per_s\":%.3f,"
-        "\"channels_last_steps_per_s\":%.3f}\n",
+        "\"channels_last_steps_per_s\":%.3f,\"malloc_tuned\":%s}\n",
         game_name.c_str(), shape.DebugString().c_str(), device.c_str(), batch, threads,
-        compute_steps_per_s, nchw_steps_per_s, channels_last_steps_per_s);
+        compute_steps_per_s, nchw_steps_per_s, channels_last_steps_per_s,
+        *malloc_tuned ? "true" : "false");
     return 0;
   }
 
@@ -240,10 +247,10 @@ int main(int argc, char** argv) {
       "{\"game\":\"connect4\",\"network\":\"%s\",\"device\":\"%s\",\"batch\":%d,\"threads\":%d,"
       "\"compute_steps_per_s\":%.3f,\"nchw_steps_per_s\":%.3f,\"channels_last_steps_per_s\":%.3f,"
       "\"learner_steps_per_s\":%.3f,\"learner_samples_per_s\":%.1f,\"data_wait_share\":%.4f,"
-      "\"shards\":%d}\n",
+      "\"shards\":%d,\"malloc_tuned\":%s}\n",
       shape.DebugString().c_str(), device.c_str(), batch, threads, compute_steps_per_s,
       nchw_steps_per_s, channels_last_steps_per_s, stats.steps_this_run / seconds,
-      stats.samples_this_run / seconds, wait_share, shards);
+      stats.samples_this_run / seconds, wait_share, shards, *malloc_tuned ? "true" : "false");
   std::fflush(stdout);  // the figures are out before the clean-up (see selfplay_bench.cc)
   learner->reset();
   servers.clear();
