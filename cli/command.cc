@@ -221,9 +221,13 @@ int Main(int argc, char** argv, const std::vector<Command>& commands) {
       status = logging::LogToFile(path);
     }
   }
-  // Before the command starts its threads: glibc's malloc kept from handing tensor-sized buffers
-  // back to the kernel after every step (common/malloc_tuning.h).
-  if (status.ok()) status = TuneMallocForTensors().status();
+  // A command that runs a network: glibc's malloc kept from handing tensor-sized buffers back to
+  // the kernel after every step, before the command starts its threads (common/malloc_tuning.h).
+  // The others (replay shards, lean actors, GNU Go matches) keep glibc's defaults.
+  if (status.ok() &&
+      (IsNetworkCommand(name) || (command->runs_network && command->runs_network(positional)))) {
+    status = TuneMallocForTensors().status();
+  }
   if (status.ok()) status = command->run(positional);
   if (status.ok()) return kExitOk;
   // One line: newlines inside a message would break the contract with scripts.

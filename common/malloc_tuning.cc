@@ -28,15 +28,11 @@ absl::StatusOr<bool> TuneMallocForTensors() {
                        value, "\""));
     }
   }
-  // mallopt returns 1 on success and 0 for a value it refuses.
-  if (mallopt(M_MMAP_THRESHOLD, kMmapThreshold) != 1) {
-    return absl::InternalError("glibc refused M_MMAP_THRESHOLD of 32 MiB");
-  }
-  if (mallopt(M_TRIM_THRESHOLD, kTrimThreshold) != 1) {
-    return absl::InternalError("glibc refused M_TRIM_THRESHOLD of 256 MiB");
-  }
-  if (mallopt(M_TOP_PAD, kTopPad) != 1) {
-    return absl::InternalError("glibc refused M_TOP_PAD of 64 MiB");
+  // mallopt returns 1 on success and anything else where it refuses (a sanitizer's malloc): the
+  // process then goes on with that allocator's own behaviour.
+  if (mallopt(M_MMAP_THRESHOLD, kMmapThreshold) != 1 ||
+      mallopt(M_TRIM_THRESHOLD, kTrimThreshold) != 1 || mallopt(M_TOP_PAD, kTopPad) != 1) {
+    return false;
   }
   return true;
 }

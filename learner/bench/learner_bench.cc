@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
   std::printf(
       "learner_bench: %s, %s, batch %d, %d LibTorch threads, %d steps, device %s, malloc %s\n",
       game_name.c_str(), shape.DebugString().c_str(), batch, threads, steps, device.c_str(),
-      *malloc_tuned ? "tuned" : "glibc defaults");
+      *malloc_tuned ? "tuned" : "not tuned");
 
   // 1. Compute only.
   zerofleet::v1::SampleBatch b;
