@@ -211,9 +211,12 @@ int Main(int argc, char** argv, const std::vector<Command>& commands) {
     std::cout << CommandHelp(*command);
     return kExitOk;
   }
-  if (status.ok() && lean && command->runs_network && command->runs_network(positional)) {
-    return HandToNetworkBinary(argv, name);
-  }
+  // Whether this invocation runs a network: a network command, or one whose runs_network says so
+  // for these arguments (command.h). `zf` hands it to zf-torch, which tunes malloc for it below.
+  const bool runs_network =
+      status.ok() &&
+      (IsNetworkCommand(name) || (command->runs_network && command->runs_network(positional)));
+  if (lean && runs_network) return HandToNetworkBinary(argv, name);
   // --log_file (the long-running roles): everything to the file, warnings and errors to stderr.
   if (status.ok() &&
       std::find(command->flags.begin(), command->flags.end(), "log_file") != command->flags.end()) {
@@ -224,10 +227,7 @@ int Main(int argc, char** argv, const std::vector<Command>& commands) {
   // A command that runs a network: glibc's malloc kept from handing tensor-sized buffers back to
   // the kernel after every step, before the command starts its threads (common/malloc_tuning.h).
   // The others (replay shards, lean actors, GNU Go matches) keep glibc's defaults.
-  if (status.ok() &&
-      (IsNetworkCommand(name) || (command->runs_network && command->runs_network(positional)))) {
-    status = TuneMallocForTensors().status();
-  }
+  if (status.ok() && runs_network) status = TuneMallocForTensors().status();
   if (status.ok()) status = command->run(positional);
   if (status.ok()) return kExitOk;
   // One line: newlines inside a message would break the contract with scripts.

@@ -13,7 +13,8 @@
 //    through the prefetching ReplaySampler: steps/s, samples/s and the data-wait share of its
 //    wall time.
 // The replay servers run in the same process and share the cores, as they do in `zf run`.
-// malloc is tuned as in zf (common/malloc_tuning.h); ZF_MALLOC_TUNING=0 measures glibc's defaults.
+// malloc is tuned as in zf's network commands (common/malloc_tuning.h); ZF_MALLOC_TUNING=0
+// measures glibc's defaults.
 // Prints one line per measurement and a JSON line.
 #include <unistd.h>
 
@@ -84,7 +85,8 @@ int Fail(const absl::Status& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // As zf does for every command (common/malloc_tuning.h); ZF_MALLOC_TUNING=0 for glibc's defaults.
+  // As zf does for its network commands (common/malloc_tuning.h); ZF_MALLOC_TUNING=0 for glibc's
+  // defaults.
   const absl::StatusOr<bool> malloc_tuned = zf::TuneMallocForTensors();
   if (!malloc_tuned.ok()) return Fail(malloc_tuned.status());
   const int steps = argc > 1 ? std::atoi(argv[1]) : 50;
