@@ -39,7 +39,9 @@ ABSL_FLAG(int, gumbel_considered_actions, -1,
           "actor, run: Gumbel root search in self-play (Danihelka et al. 2022: sequential "
           "halving over the top M actions of Gumbel noise + logits, the improved policy as the "
           "policy target, every move sampled from its noise), 2..32767 (the paper uses 16 for "
-          "Go), 0 off; not given (-1): off (zf run --resume: the run's own value)");
+          "Go), 0 off; not given (-1): zf run the game's default (Go 16 unless "
+          "--forced_playout_k is given, the others off), zf actor off (zf run --resume: the "
+          "run's own value)");
 ABSL_FLAG(double, score_utility, -1,
           "actor, run: KataGo's score utility in self-play's searches: its weight lambda next to "
           "values in [-1, 1], 0..1 (KataGo uses about 0.3), 0 off; needs a network with the "

@@ -160,14 +160,14 @@ TEST(RunE2eTest, GoDefaultsToAuxHeadsAndNoauxHeadsTurnsThemOff) {
     fs::remove_all(dir);
     return {r.stdout_text.substr(0, r.stdout_text.find('\n')), json};
   };
-  // Go's defaults: the heads and the score utility over them. The run goes through with it (the
-  // server answers scores, the actor passes them to its searches) and records it. That the
-  // scores arrive and steer the search is tested in inference_service_test,
-  // remote_evaluator_client_test and mcts_test.
+  // Go's defaults: the heads and the score utility over them, and Gumbel root search. The run
+  // goes through with them (the server answers scores, the actor passes them to its searches)
+  // and records them. That the scores arrive and steer the search is tested in
+  // inference_service_test, remote_evaluator_client_test and mcts_test.
   const auto [defaults_line, defaults] = run({});
   EXPECT_THAT(defaults, HasSubstr("\"aux_heads\": 1,"));
   EXPECT_THAT(defaults, HasSubstr("\"forced_playout_k\": 0,"));
-  EXPECT_THAT(defaults, HasSubstr("\"score_utility\": 0.3, \"gumbel_considered_actions\": 0,"));
+  EXPECT_THAT(defaults, HasSubstr("\"score_utility\": 0.3, \"gumbel_considered_actions\": 16,"));
   // The learning rate falls over the last quarter of --minutes (0.03 here).
   EXPECT_THAT(defaults, HasSubstr("\"lr_decay_fraction\": 0.25, \"lr_final_fraction\": 0.1,"));
   EXPECT_THAT(defaults_line,
@@ -175,13 +175,16 @@ TEST(RunE2eTest, GoDefaultsToAuxHeadsAndNoauxHeadsTurnsThemOff) {
                         "0.002 over the last "
                         "0.0075 minutes"));
   EXPECT_THAT(defaults_line,
-              HasSubstr("network 1x8 with ownership and score heads, score utility 0.3, fast "
-                        "searches of 16 simulations, 2 replay shards"));
-  // --noaux_heads turns the default utility off with the heads it needs.
+              HasSubstr("network 1x8 with ownership and score heads, score utility 0.3, Gumbel "
+                        "root search over 16 actions, fast searches of 16 simulations, 2 replay "
+                        "shards"));
+  // --noaux_heads turns the default utility off with the heads it needs; forced playouts turn
+  // the default Gumbel root search off (they exclude each other; both given is an error, below).
   const auto [off_line, off] = run({"--noaux_heads", "--forced_playout_k", "2"});
   EXPECT_THAT(off, HasSubstr("\"aux_heads\": 0,"));
   EXPECT_THAT(off, HasSubstr("\"forced_playout_k\": 2,"));
   EXPECT_THAT(off, HasSubstr("\"score_utility\": 0,"));
+  EXPECT_THAT(off, HasSubstr("\"gumbel_considered_actions\": 0,"));
   EXPECT_THAT(off_line, HasSubstr("network 1x8, forced playouts k=2, fast searches of 16 "
                                   "simulations, 2 replay shards"));
   // Go's fast searches of 16 simulations beside the full 64; the default is capped at a smaller
@@ -200,10 +203,12 @@ TEST(RunE2eTest, GoDefaultsToAuxHeadsAndNoauxHeadsTurnsThemOff) {
   EXPECT_THAT(few, HasSubstr("\"selfplay_sims\": 8, \"selfplay_fast_sims\": 8,"));
   EXPECT_THAT(few, HasSubstr("\"games_per_worker\": 12, \"requests_in_flight\": 3,"));
   EXPECT_THAT(few_line, HasSubstr("fast searches of 8 simulations, learner on 2 threads"));
-  // --samples_per_insert sets the shards' rate limiter and is recorded for --resume.
+  // --samples_per_insert sets the shards' rate limiter and is recorded for --resume;
+  // --gumbel_considered_actions 0 turns Go's default root rule off.
   const auto [plain_line, plain] =
-      run({"--score_utility", "0", "--selfplay_fast_sims", "8", "--samples_per_insert", "8"});
-  EXPECT_THAT(plain, HasSubstr("\"score_utility\": 0,"));
+      run({"--score_utility", "0", "--selfplay_fast_sims", "8", "--samples_per_insert", "8",
+           "--gumbel_considered_actions", "0"});
+  EXPECT_THAT(plain, HasSubstr("\"score_utility\": 0, \"gumbel_considered_actions\": 0,"));
   EXPECT_THAT(plain, HasSubstr("\"selfplay_fast_sims\": 8,"));
   EXPECT_THAT(plain, HasSubstr("\"samples_per_insert\": 8,"));
   EXPECT_THAT(plain_line,
