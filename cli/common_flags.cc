@@ -34,13 +34,14 @@ ABSL_FLAG(int, sims, 800, "simulations per search: actor, bench mcts (bench mcts
 ABSL_FLAG(double, forced_playout_k, -1,
           "actor, run: forced playouts and policy target pruning at the root of self-play's full "
           "searches (KataGo; it uses 2), 0..100, 0 off; not given (-1): off (zf run --resume: "
-          "the run's own value)");
+          "the run's own value); above 0 it turns zf run's default Gumbel root search (Go's) "
+          "off, as the two exclude each other");
 ABSL_FLAG(int, gumbel_considered_actions, -1,
           "actor, run: Gumbel root search in self-play (Danihelka et al. 2022: sequential "
           "halving over the top M actions of Gumbel noise + logits, the improved policy as the "
           "policy target, every move sampled from its noise), 2..32767 (the paper uses 16 for "
           "Go), 0 off; not given (-1): zf run the game's default (Go 16 unless "
-          "--forced_playout_k is given, the others off), zf actor off (zf run --resume: the "
+          "--forced_playout_k is above 0, the others off), zf actor off (zf run --resume: the "
           "run's own value)");
 ABSL_FLAG(double, score_utility, -1,
           "actor, run: KataGo's score utility in self-play's searches: its weight lambda next to "

@@ -143,8 +143,9 @@ TEST(RunE2eTest, TheWholeLoopTrainsAndServesNewVersionsAndResumes) {
   fs::remove_all(dir);
 }
 
-// Go's run defaults carry what issue 19 measured to pay (ownership and score heads); a flag
-// given on the command line still turns them off.
+// Go's run defaults carry what issue 19 measured to pay (ownership and score heads, the score
+// utility, the decay, fast searches of 16, Gumbel root search); a flag given on the command line
+// still turns each off.
 TEST(RunE2eTest, GoDefaultsToAuxHeadsAndNoauxHeadsTurnsThemOff) {
   // The run's first line and its run.json.
   const auto run =
