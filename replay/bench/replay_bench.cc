@@ -160,9 +160,12 @@ absl::StatusOr<ReplayBenchResult> RunReplayBench(const ReplayBenchOptions& bench
     absl::MutexLock lock(&error_mu);
     return error;
   }
+  // Read while the records are still held, as they were at the baseline: freeing them first
+  // would subtract whatever of their memory malloc hands back to the kernel (with a high trim
+  // threshold, all of it at once), and the figure could read below zero.
+  int64_t end_rss = ResidentBytes();
   games.clear();
   games.shrink_to_fit();
-  int64_t end_rss = ResidentBytes();
   ShardStats stats = shard.stats();
 
   zerofleet::v1::SampleBatch batch;
