@@ -146,7 +146,7 @@ TEST(RunE2eTest, TheWholeLoopTrainsAndServesNewVersionsAndResumes) {
 // Go's run defaults carry what issue 19 measured to pay (ownership and score heads, the score
 // utility, the decay, fast searches of 16, Gumbel root search); a flag given on the command line
 // still turns each off.
-TEST(RunE2eTest, GoDefaultsToAuxHeadsAndNoauxHeadsTurnsThemOff) {
+TEST(RunE2eTest, GoDefaultsAndTheFlagsThatTurnThemOff) {
   // The run's first line and its run.json.
   const auto run =
       [](const std::vector<std::string>& extra) -> std::pair<std::string, std::string> {
