@@ -105,6 +105,10 @@ absl::StatusOr<NewestCheckpoint> ReadNewestCheckpoint(const std::string& dir) {
     absl::StatusOr<model::Checkpoint> checkpoint = model::ReadCheckpoint(path);
     if (!checkpoint.ok()) {
       ZF_LOG(WARNING) << "skipping checkpoint: " << checkpoint.status();
+      const bool seen = std::any_of(best.damaged.begin(), best.damaged.end(), [&](const auto& d) {
+        return fs::path(d.first).filename() == fs::path(path).filename();
+      });
+      if (!seen && fs::exists(path)) best.damaged.emplace_back(path, checkpoint.status());
       continue;
     }
     if (!found || checkpoint->manifest.version > best.checkpoint.manifest.version) {
@@ -156,6 +160,25 @@ absl::StatusOr<model::CheckpointManifest> CheckpointDirectory::Publish(
   ZF_RETURN_IF_ERROR(PointLatestAt(name));
   Prune();
   return written;
+}
+
+absl::Status CheckpointDirectory::SetAside(
+    const std::vector<std::pair<std::string, absl::Status>>& damaged) {
+  if (damaged.empty()) return absl::OkStatus();
+  const fs::path aside = fs::path(dir()) / "damaged";
+  std::error_code ec;
+  fs::create_directories(aside, ec);
+  if (ec) return FsError(ec, "create directory", aside.string());
+  for (const auto& [path, why] : damaged) {
+    const fs::path to = aside / fs::path(path).filename();
+    if (::rename(path.c_str(), to.c_str()) != 0) {
+      return absl::ErrnoToStatus(errno, absl::StrCat("rename ", path, " to ", to.string()));
+    }
+    ZF_LOG(WARNING) << "checkpoint " << path << " is damaged (" << why.message()
+                    << "); set aside as " << to.string();
+  }
+  ZF_RETURN_IF_ERROR(FsyncDir(aside.string()));
+  return FsyncDir(dir());
 }
 
 absl::Status CheckpointDirectory::PointLatestAt(const std::string& file_name) {

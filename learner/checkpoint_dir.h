@@ -5,6 +5,7 @@
 //                              written atomically by model::WriteCheckpoint
 //   latest                     a relative symbolic link to the newest complete checkpoint file
 //   .*                         temporary files of writes in progress (ignored by readers)
+//   damaged/                   checkpoint files that failed to verify, set aside (SetAside)
 //
 // Publish writes the new file completely (fsynced, renamed into place), then replaces `latest`
 // atomically (a new link renamed over the old one, then the directory is fsynced), then prunes
@@ -19,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -45,6 +47,9 @@ absl::StatusOr<std::string> LatestCheckpointPath(const std::string& dir);
 struct NewestCheckpoint {
   std::string path;
   model::Checkpoint checkpoint;
+  // Files newer than `path` that failed to read or verify (damaged at rest, or cut short), each
+  // once, newest first; with why.
+  std::vector<std::pair<std::string, absl::Status>> damaged;
 };
 
 // The newest checkpoint in `dir` that reads and verifies completely (what a learner resumes
@@ -74,7 +79,17 @@ class CheckpointDirectory {
   // then still names the previous checkpoint).
   absl::StatusOr<model::CheckpointManifest> Publish(const model::Checkpoint& checkpoint);
 
+  // Moves each damaged checkpoint file (NewestCheckpoint::damaged) into dir/damaged/, keeping its
+  // bytes for inspection and out of every reader's way. Versions keep counting above them: the
+  // next Publish must still exceed last_version(), so a version number a damaged file once held
+  // (and that may have been served) is never reused for other weights. Blocks on disk I/O.
+  // Returns: OK; an errno-derived code (the files not yet moved stay where they were).
+  absl::Status SetAside(const std::vector<std::pair<std::string, absl::Status>>& damaged);
+
   const std::string& dir() const { return options_.dir; }
+  // The highest version published or found in the directory at Create (damaged files included);
+  // -1 when none.
+  int64_t last_version() const { return last_version_; }
 
  private:
   explicit CheckpointDirectory(Options options) : options_(std::move(options)) {}

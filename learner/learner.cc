@@ -109,12 +109,28 @@ absl::StatusOr<std::unique_ptr<Learner>> Learner::Create(LearnerOptions options)
           absl::StrCat(checkpoint_dir, " already has checkpoints and resume is off"));
     }
     ZF_RETURN_IF_ERROR(l.trainer_->Restore(newest->checkpoint));
-    absl::MutexLock lock(&l.mu_);
-    l.stats_.steps = l.trainer_->step();
-    l.stats_.published_version = newest->checkpoint.manifest.version;
-    l.published_step_ = l.trainer_->step();
-    ZF_LOG(INFO) << "learner: resumed from " << newest->path << " (version "
-                 << l.stats_.published_version << ", step " << l.stats_.steps << ")";
+    // Damaged newer files are moved out of every reader's way; their version numbers are not
+    // reused (one may have been served), so the resumed weights are published again at once
+    // above them, and `latest` names an intact checkpoint newer than anything a server saw.
+    ZF_RETURN_IF_ERROR(l.checkpoints_->SetAside(newest->damaged));
+    bool republish = false;
+    {
+      absl::MutexLock lock(&l.mu_);
+      l.stats_.steps = l.trainer_->step();
+      l.stats_.published_version = newest->checkpoint.manifest.version;
+      l.published_step_ = l.trainer_->step();
+      ZF_LOG(INFO) << "learner: resumed from " << newest->path << " (version "
+                   << l.stats_.published_version << ", step " << l.stats_.steps << ")"
+                   << (newest->damaged.empty()
+                           ? ""
+                           : absl::StrCat("; ", newest->damaged.size(),
+                                          " newer checkpoint files were damaged and set aside"));
+      if (l.checkpoints_->last_version() > l.stats_.published_version) {
+        l.stats_.published_version = l.checkpoints_->last_version();
+        republish = true;
+      }
+    }
+    if (republish) ZF_RETURN_IF_ERROR(l.Publish());
   } else if (absl::IsNotFound(newest.status())) {
     ZF_RETURN_IF_ERROR(l.Publish());
   } else {

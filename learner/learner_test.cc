@@ -4,7 +4,9 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/testing/status_matchers.h"
@@ -91,6 +93,44 @@ TEST_F(LearnerTest, PublishesEveryKStepsAndResumes) {
   ASSERT_OK_AND_ASSIGN(latest, model::ReadCheckpoint(checkpoints + "/latest"));
   EXPECT_EQ(latest.manifest.version, 4);
   EXPECT_EQ(latest.manifest.training_step, 25);
+}
+
+// A newest checkpoint damaged at rest (bytes changed, or cut short) does not stop a resume: the
+// learner takes the newest intact one, sets the damaged file aside and publishes the resumed
+// weights above its version, so `latest` never names it and its version number is not reused.
+TEST_F(LearnerTest, ADamagedNewestCheckpointIsSetAsideAndTheNewestIntactOneResumes) {
+  const std::string checkpoints = dir_ + "/checkpoints";
+  for (bool cut_short : {false, true}) {
+    SCOPED_TRACE(cut_short ? "cut short" : "bytes changed");
+    fs::remove_all(dir_);
+    {
+      ASSERT_OK_AND_ASSIGN(auto learner, Learner::Create(Options(/*max_steps=*/20)));
+      ASSERT_OK(learner->Run());  // versions 1, 2 (step 10), 3 (step 20)
+    }
+    const std::string newest = checkpoints + "/" + CheckpointFileName(3);
+    const auto size = fs::file_size(newest);
+    if (cut_short) {
+      fs::resize_file(newest, size / 2);
+    } else {
+      std::fstream f(newest, std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(static_cast<std::streamoff>(size - 100));
+      f.write("\xde\xad\xbe\xef", 4);
+    }
+    std::vector<int64_t> published;
+    LearnerOptions o = Options(/*max_steps=*/25);
+    o.on_publish = [&](const model::CheckpointManifest& m) { published.push_back(m.version); };
+    ASSERT_OK_AND_ASSIGN(auto resumed, Learner::Create(o));
+    EXPECT_EQ(resumed->stats().steps, 10);  // version 2's step
+    EXPECT_THAT(published, ::testing::ElementsAre(4));
+    EXPECT_FALSE(fs::exists(newest));
+    EXPECT_TRUE(fs::exists(checkpoints + "/damaged/" + CheckpointFileName(3)));
+    ASSERT_OK_AND_ASSIGN(model::Checkpoint latest, model::ReadCheckpoint(checkpoints + "/latest"));
+    EXPECT_EQ(latest.manifest.version, 4);
+    EXPECT_EQ(latest.manifest.training_step, 10);
+    ASSERT_OK(resumed->Run());
+    EXPECT_EQ(resumed->stats().steps, 25);
+    EXPECT_THAT(published, ::testing::ElementsAre(4, 5, 6));
+  }
 }
 
 TEST_F(LearnerTest, StopFinishesTheStepAndCheckpoints) {

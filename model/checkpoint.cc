@@ -448,7 +448,9 @@ class Parser {
 
 std::string TempPathFor(const std::filesystem::path& target) {
   const std::filesystem::path dir = target.parent_path();
-  const std::string name = "." + target.filename().string() + ".tmp.XXXXXX";
+  // StrCat, not std::string operator+: g++ 12 at -O3 (Release) reports a false -Wrestrict in the
+  // inlined operator+ here, which -Werror made fatal in the image build.
+  const std::string name = absl::StrCat(".", target.filename().string(), ".tmp.XXXXXX");
   return dir.empty() ? name : (dir / name).string();
 }
 

@@ -19,9 +19,14 @@
 namespace zf::replay {
 namespace {
 
-constexpr char kMagic[] = "ZFRLOG01";
 constexpr int64_t kMagicSize = 8;
-constexpr int64_t kHeaderSize = 8;
+constexpr char kMagicV1[] = "ZFRLOG01";  // read only: [length][crc][payload]
+constexpr char kMagic[] = "ZFRLOG02";    // [sync][length][crc][header crc][payload]
+constexpr char kSync[] = "ZFRM";
+constexpr int64_t kSyncSize = 4;
+constexpr int64_t kHeaderSizeV1 = 8;
+constexpr int64_t kHeaderSize = 16;
+constexpr char kDamagedDir[] = "damaged";
 constexpr char kPrefix[] = "segment-";
 constexpr char kSuffix[] = ".zlog";
 
@@ -90,53 +95,137 @@ absl::StatusOr<std::vector<SegmentId>> ListSegments(const std::string& dir) {
   return ids;
 }
 
-// What one segment file holds: its intact prefix and, if the rest is bad, why.
+// What the frame at one offset is.
+struct Frame {
+  bool intact = false;
+  int64_t length = -1;  // the payload's length when the header is intact (else -1)
+  std::string problem;  // why it is not intact
+};
+
+Frame ParseFrame(bool v1, absl::string_view data, int64_t pos, int64_t max_record_bytes) {
+  Frame frame;
+  const int64_t left = static_cast<int64_t>(data.size()) - pos;
+  const int64_t header = v1 ? kHeaderSizeV1 : kHeaderSize;
+  if (left < header) {
+    frame.problem = "torn record header";
+    return frame;
+  }
+  const char* p = data.data() + pos;
+  const int64_t offset = v1 ? 0 : kSyncSize;  // where the length is
+  if (!v1) {
+    if (std::memcmp(p, kSync, kSyncSize) != 0) {
+      frame.problem = "no record sync bytes";
+      return frame;
+    }
+    if (Crc(absl::string_view(p, 12)) != GetU32(p + 12)) {
+      frame.problem = "record header checksum mismatch";
+      return frame;
+    }
+  }
+  const int64_t len = GetU32(p + offset);
+  if (len < 1 || len > max_record_bytes) {
+    frame.problem = absl::StrCat("bad record length ", len);
+    return frame;
+  }
+  if (!v1) frame.length = len;  // a v1 length has no checksum of its own
+  if (left - header < len) {
+    frame.problem = "torn record payload";
+    return frame;
+  }
+  if (Crc(absl::string_view(p + header, static_cast<size_t>(len))) != GetU32(p + offset + 4)) {
+    frame.problem = "checksum mismatch";
+    return frame;
+  }
+  frame.intact = true;
+  frame.length = len;
+  return frame;
+}
+
+// The offset of the first intact ZFRLOG02 record at or after `from`, or data.size().
+int64_t FindIntactFrame(absl::string_view data, int64_t from, int64_t max_record_bytes) {
+  const absl::string_view sync(kSync, kSyncSize);
+  while (from < static_cast<int64_t>(data.size())) {
+    const size_t at = data.find(sync, static_cast<size_t>(from));
+    if (at == absl::string_view::npos) break;
+    if (ParseFrame(/*v1=*/false, data, static_cast<int64_t>(at), max_record_bytes).intact) {
+      return static_cast<int64_t>(at);
+    }
+    from = static_cast<int64_t>(at) + 1;
+  }
+  return static_cast<int64_t>(data.size());
+}
+
+// What one segment file holds: its records and damaged regions.
 struct SegmentScan {
   int64_t intact_bytes = 0;  // magic + intact records
   int64_t records = 0;
-  std::string problem;  // empty when the whole file is intact
+  bool v1 = false;
+  std::vector<DamagedRegion> damage;              // in file order; quarantine not set
+  std::vector<std::pair<int64_t, int64_t>> kept;  // [from, to) byte ranges of intact records
 };
 
-// Hands every intact record of `data` (a segment's bytes) to `visitor`, stopping at the first
-// bad frame. Returns the visitor's first error.
-absl::StatusOr<SegmentScan> ScanSegment(SegmentId id, const std::string& data,
+// Hands every intact record of `data` (a segment's bytes) to `visitor`, and finds the damaged
+// regions between them (see Recovery in log.h). `newest`: the segment is the log's last, whose
+// damaged end is a torn tail. Returns the visitor's first error.
+absl::StatusOr<SegmentScan> ScanSegment(SegmentId id, absl::string_view data, bool newest,
                                         int64_t max_record_bytes, const Log::Visitor& visitor) {
   SegmentScan scan;
-  if (data.size() < kMagicSize) {
-    if (!data.empty()) scan.problem = "torn segment header";
-    return scan;
-  }
-  if (data.compare(0, kMagicSize, kMagic) != 0) {
-    scan.problem = "bad magic";
-    return scan;
-  }
-  int64_t pos = kMagicSize;
   const int64_t size = static_cast<int64_t>(data.size());
-  while (pos < size) {
-    if (size - pos < kHeaderSize) {
-      scan.problem = "torn record header";
-      break;
-    }
-    const int64_t len = GetU32(data.data() + pos);
-    const uint32_t crc = GetU32(data.data() + pos + 4);
-    if (len < 1 || len > max_record_bytes) {
-      scan.problem = absl::StrCat("bad record length ", len);
-      break;
-    }
-    if (size - pos - kHeaderSize < len) {
-      scan.problem = "torn record payload";
-      break;
-    }
-    absl::string_view payload(data.data() + pos + kHeaderSize, static_cast<size_t>(len));
-    if (Crc(payload) != crc) {
-      scan.problem = "checksum mismatch";
-      break;
-    }
-    if (absl::Status s = visitor(id, payload); !s.ok()) return s;
-    ++scan.records;
-    pos += kHeaderSize + len;
+  auto damaged = [&](int64_t from, int64_t to, std::string problem) {
+    DamagedRegion region;
+    region.segment = id;
+    region.offset = from;
+    region.bytes = to - from;
+    region.torn_tail = newest && to == size;
+    region.problem = std::move(problem);
+    region.header_bytes = scan.v1 ? kHeaderSizeV1 : kHeaderSize;
+    scan.damage.push_back(std::move(region));
+  };
+  if (size == 0) return scan;
+  int64_t pos = kMagicSize;
+  if (size < kMagicSize) {
+    damaged(0, size, "torn segment header");
+    return scan;
   }
-  scan.intact_bytes = pos;
+  if (data.compare(0, kMagicSize, kMagicV1) == 0) {
+    scan.v1 = true;
+  } else if (data.compare(0, kMagicSize, kMagic) != 0) {
+    // Perhaps only the magic was hit: look for records after it.
+    pos = FindIntactFrame(data, kMagicSize, max_record_bytes);
+    damaged(0, pos, "bad magic");
+  }
+  scan.intact_bytes = kMagicSize;
+  const int64_t header = scan.v1 ? kHeaderSizeV1 : kHeaderSize;
+  while (pos < size) {
+    const Frame frame = ParseFrame(scan.v1, data, pos, max_record_bytes);
+    if (frame.intact) {
+      absl::string_view payload(data.data() + pos + header, static_cast<size_t>(frame.length));
+      if (absl::Status s = visitor(id, payload); !s.ok()) return s;
+      ++scan.records;
+      const int64_t end = pos + header + frame.length;
+      if (!scan.kept.empty() && scan.kept.back().second == pos) {
+        scan.kept.back().second = end;
+      } else {
+        scan.kept.emplace_back(pos, end);
+      }
+      scan.intact_bytes += end - pos;
+      pos = end;
+      continue;
+    }
+    int64_t next = size;  // a v1 segment cannot be resynchronised
+    if (!scan.v1) {
+      // An intact header's length says where the next record starts; check it before searching.
+      const int64_t after = frame.length >= 0 ? pos + header + frame.length : -1;
+      if (after > pos && after < size &&
+          ParseFrame(/*v1=*/false, data, after, max_record_bytes).intact) {
+        next = after;
+      } else if (after != size) {
+        next = FindIntactFrame(data, pos + 1, max_record_bytes);
+      }
+    }
+    damaged(pos, next, frame.problem);
+    pos = next;
+  }
   return scan;
 }
 
@@ -157,6 +246,100 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   }
   ::close(fd);
   return data;
+}
+
+std::string SegmentFilePath(absl::string_view dir, SegmentId id) {
+  return absl::StrFormat("%s/%s%020u%s", dir, kPrefix, id, kSuffix);
+}
+
+// Writes `data` to `path` (created or replaced) and fsyncs it.
+absl::Status WriteDurably(const std::string& path, absl::string_view data) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoError("create", path);
+  absl::Status s = WriteAll(fd, data.data(), data.size(), path);
+  if (s.ok() && ::fsync(fd) != 0) s = ErrnoError("fsync", path);
+  ::close(fd);
+  return s;
+}
+
+// Copies one damaged region into DIR/damaged/ and makes the copy durable. Returns its path.
+absl::StatusOr<std::string> Quarantine(const std::string& dir, const DamagedRegion& region,
+                                       absl::string_view bytes) {
+  const std::string damaged_dir = absl::StrCat(dir, "/", kDamagedDir);
+  if (::mkdir(damaged_dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return ErrnoError("create", damaged_dir);
+  }
+  const std::string path =
+      absl::StrFormat("%s/%s%020u-at-%d.%s", damaged_dir, kPrefix, region.segment, region.offset,
+                      region.torn_tail ? "torn" : "corrupt");
+  if (absl::Status s = WriteDurably(path, bytes); !s.ok()) return s;
+  if (absl::Status s = SyncDir(damaged_dir); !s.ok()) return s;
+  if (absl::Status s = SyncDir(dir); !s.ok()) return s;
+  return path;
+}
+
+// Cuts a segment back to its first `size` bytes, durably.
+absl::Status CutSegment(const std::string& path, int64_t size) {
+  if (::truncate(path.c_str(), size) != 0) return ErrnoError("truncate", path);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("open", path);
+  const int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) return ErrnoError("fsync", path);
+  return absl::OkStatus();
+}
+
+constexpr char kRepairPrefix[] = ".segment-";
+constexpr char kRepairSuffix[] = ".repair";
+
+// Replaces a segment with its magic and intact records (a temporary file renamed over it).
+absl::Status RewriteSegment(const std::string& dir, SegmentId id, const std::string& path,
+                            absl::string_view data, const SegmentScan& scan) {
+  std::string repaired(scan.v1 ? kMagicV1 : kMagic, kMagicSize);
+  for (const auto& [from, to] : scan.kept) {
+    repaired.append(data.data() + from, static_cast<size_t>(to - from));
+  }
+  const std::string temp = absl::StrFormat("%s/%s%020u%s", dir, kRepairPrefix, id, kRepairSuffix);
+  if (absl::Status s = WriteDurably(temp, repaired); !s.ok()) return s;
+  if (::rename(temp.c_str(), path.c_str()) != 0) return ErrnoError("rename over", path);
+  return SyncDir(dir);
+}
+
+// A crash during RewriteSegment leaves its temporary file (the segment itself is whole).
+void RemoveRepairLeftovers(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with(kRepairPrefix) && name.ends_with(kRepairSuffix)) {
+      std::filesystem::remove(entry.path(), ec);
+    }
+  }
+}
+
+// Adds what DIR/damaged/ holds to the report.
+void CountQuarantine(const std::string& dir, RecoveryReport* report) {
+  std::error_code ec;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(absl::StrCat(dir, "/", kDamagedDir), ec)) {
+    const std::string name = entry.path().filename().string();
+    std::error_code size_ec;
+    const auto size = entry.file_size(size_ec);
+    if (size_ec) continue;
+    if (name.ends_with(".torn")) report->quarantined_torn_bytes += static_cast<int64_t>(size);
+    if (name.ends_with(".corrupt")) report->quarantined_corrupt_bytes += static_cast<int64_t>(size);
+  }
+}
+
+// Records one region in `report`, with its warning.
+void AddDamage(const std::string& path, DamagedRegion region, absl::string_view action,
+               RecoveryReport* report) {
+  std::string warning = absl::StrCat(
+      "replay log ", path, ": ", region.torn_tail ? "torn tail" : "corrupt region", " (",
+      region.problem, ") at offset ", region.offset, ", ", region.bytes, " bytes ", action);
+  if (!region.quarantine.empty()) absl::StrAppend(&warning, "; copied to ", region.quarantine);
+  report->warnings.push_back(std::move(warning));
+  (region.torn_tail ? report->torn_bytes : report->corrupt_bytes) += region.bytes;
+  report->damage.push_back(std::move(region));
 }
 
 }  // namespace
@@ -204,46 +387,54 @@ Log::Log(const LogOptions& options) : options_(options) {
                              .Register(*options_.metrics);
     write_errors_disk_full_ = &write_errors.Add({{"reason", "disk_full"}});
     write_errors_io_ = &write_errors.Add({{"reason", "io"}});
+    auto& quarantined = metrics::BuildGauge()
+                            .Name("zf_replay_log_quarantined_bytes")
+                            .Help(
+                                "Damaged replay log bytes kept in DIR/damaged/ for inspection, "
+                                "by kind: torn_tail (an interrupted write, never acknowledged) "
+                                "or corrupt (acknowledged records damaged at rest).")
+                            .Register(*options_.metrics);
+    quarantined_torn_bytes_ = &quarantined.Add({{"kind", "torn_tail"}});
+    quarantined_corrupt_bytes_ = &quarantined.Add({{"kind", "corrupt"}});
   }
 }
 
-std::string Log::SegmentPath(SegmentId id) const {
-  return absl::StrFormat("%s/%s%020u%s", options_.dir, kPrefix, id, kSuffix);
-}
+std::string Log::SegmentPath(SegmentId id) const { return SegmentFilePath(options_.dir, id); }
 
-absl::StatusOr<std::unique_ptr<Log>> Log::Open(const LogOptions& options, const Visitor& visitor) {
+absl::StatusOr<std::unique_ptr<Log>> Log::Open(const LogOptions& options, const Visitor& visitor,
+                                               const DamageVisitor& damage) {
   if (absl::Status s = options.Validate(); !s.ok()) return s;
   std::unique_ptr<Log> log(new Log(options));
-  if (absl::Status s = log->Recover(visitor); !s.ok()) return s;
+  if (absl::Status s = log->Recover(visitor, damage); !s.ok()) return s;
   log->writer_.emplace("replay-log", [raw = log.get()] { raw->WriterLoop(); });
   return log;
 }
 
 absl::StatusOr<RecoveryReport> Log::Read(const std::string& dir, int64_t max_record_bytes,
-                                         const Visitor& visitor) {
+                                         const Visitor& visitor, const DamageVisitor& damage) {
   absl::StatusOr<std::vector<SegmentId>> ids = ListSegments(dir);
   if (!ids.ok()) return ids.status();
   RecoveryReport report;
   for (SegmentId id : *ids) {
-    const std::string path = absl::StrFormat("%s/%s%020u%s", dir, kPrefix, id, kSuffix);
+    const std::string path = SegmentFilePath(dir, id);
     auto data = ReadFile(path);
     if (!data.ok()) return data.status();
     ++report.segments;
-    absl::StatusOr<SegmentScan> scan = ScanSegment(id, *data, max_record_bytes, visitor);
+    absl::StatusOr<SegmentScan> scan =
+        ScanSegment(id, *data, /*newest=*/id == ids->back(), max_record_bytes, visitor);
     if (!scan.ok()) return scan.status();
     report.records += scan->records;
     report.bytes += scan->intact_bytes;
-    if (!scan->problem.empty()) {
-      const int64_t unread = static_cast<int64_t>(data->size()) - scan->intact_bytes;
-      report.discarded_bytes += unread;
-      report.warnings.push_back(absl::StrCat(path, ": ", scan->problem, " at offset ",
-                                             scan->intact_bytes, "; ", unread, " bytes not read"));
+    for (DamagedRegion& region : scan->damage) {
+      if (damage) damage(region, absl::string_view(*data).substr(region.offset, region.bytes));
+      AddDamage(path, std::move(region), /*action=*/"not repaired", &report);
     }
   }
+  CountQuarantine(dir, &report);
   return report;
 }
 
-absl::Status Log::Recover(const Visitor& visitor) {
+absl::Status Log::Recover(const Visitor& visitor, const DamageVisitor& damage) {
   std::error_code ec;
   std::filesystem::create_directories(options_.dir, ec);
   if (ec) return absl::InternalError(absl::StrCat("create ", options_.dir, ": ", ec.message()));
@@ -257,33 +448,44 @@ absl::Status Log::Recover(const Visitor& visitor) {
     auto data = ReadFile(path);
     if (!data.ok()) return data.status();
     ++recovery_.segments;
-    absl::StatusOr<SegmentScan> scan = ScanSegment(id, *data, options_.max_record_bytes, visitor);
+    absl::StatusOr<SegmentScan> scan =
+        ScanSegment(id, *data, /*newest=*/id == ids.back(), options_.max_record_bytes, visitor);
     if (!scan.ok()) return scan.status();
-    const int64_t pos = scan->intact_bytes;
-    const int64_t records = scan->records;
-    const std::string& problem = scan->problem;
-    if (!problem.empty()) {
-      const int64_t discarded = static_cast<int64_t>(data->size()) - pos;
-      std::string warning =
-          absl::StrCat("replay log ", path, ": ", problem, " at offset ", pos, "; discarding ",
-                       discarded, " bytes after ", records, " intact records");
-      ZF_LOG(WARNING) << warning;
-      recovery_.warnings.push_back(std::move(warning));
-      recovery_.discarded_bytes += discarded;
-      if (::truncate(path.c_str(), pos) != 0) return ErrnoError("truncate", path);
-      int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-      if (fd < 0) return ErrnoError("open", path);
-      const int rc = ::fsync(fd);
-      ::close(fd);
-      if (rc != 0) return ErrnoError("fsync", path);
+    if (!scan->damage.empty()) {
+      // The damaged bytes are copied aside (and durable) before the segment changes.
+      for (DamagedRegion& region : scan->damage) {
+        const absl::string_view bytes =
+            absl::string_view(*data).substr(region.offset, region.bytes);
+        absl::StatusOr<std::string> copy = Quarantine(options_.dir, region, bytes);
+        if (!copy.ok()) return copy.status();
+        region.quarantine = *copy;
+        if (damage) damage(region, bytes);
+      }
+      const bool only_tail =
+          scan->damage.size() == 1 &&
+          scan->damage[0].offset + scan->damage[0].bytes == static_cast<int64_t>(data->size()) &&
+          scan->damage[0].offset >= kMagicSize;
+      absl::Status repaired = only_tail ? CutSegment(path, scan->damage[0].offset)
+                                        : RewriteSegment(options_.dir, id, path, *data, *scan);
+      if (!repaired.ok()) return repaired;
+      for (DamagedRegion& region : scan->damage) {
+        AddDamage(path, std::move(region), only_tail ? "cut off" : "removed", &recovery_);
+        ZF_LOG(WARNING) << recovery_.warnings.back();
+      }
     }
-    recovery_.records += records;
-    recovery_.bytes += pos;
+    recovery_.records += scan->records;
+    recovery_.bytes += scan->intact_bytes;
     absl::MutexLock lock(&mu_);
-    segments_[id] = Segment{records, pos};
-    if (records == 0) empty.push_back(id);
+    segments_[id] = Segment{scan->records, scan->intact_bytes};
+    if (scan->records == 0) empty.push_back(id);
   }
   for (SegmentId id : empty) DeleteSegmentFile(id);
+  RemoveRepairLeftovers(options_.dir);
+  CountQuarantine(options_.dir, &recovery_);
+  if (quarantined_torn_bytes_ != nullptr) {
+    quarantined_torn_bytes_->Set(static_cast<double>(recovery_.quarantined_torn_bytes));
+    quarantined_corrupt_bytes_->Set(static_cast<double>(recovery_.quarantined_corrupt_bytes));
+  }
   const SegmentId next = ids.empty() ? 1 : ids.back() + 1;
   return StartSegment(next);
 }
@@ -464,8 +666,10 @@ absl::Status Log::WriteGroup(std::vector<Pending>& group, std::vector<SegmentId>
       if (absl::Status s = StartSegment(active_ + 1); !s.ok()) return s;
     }
     char header[kHeaderSize];
-    PutU32(header, static_cast<uint32_t>(p.payload.size()));
-    PutU32(header + 4, Crc(p.payload));
+    std::memcpy(header, kSync, kSyncSize);
+    PutU32(header + kSyncSize, static_cast<uint32_t>(p.payload.size()));
+    PutU32(header + kSyncSize + 4, Crc(p.payload));
+    PutU32(header + 12, Crc(absl::string_view(header, 12)));
     buffer.append(header, kHeaderSize);
     buffer.append(p.payload);
     ++records_in_buffer;

@@ -2,8 +2,14 @@
 // commit.
 //
 // Layout. A directory of segment files "segment-<20-digit id>.zlog", ids increasing. Each file
-// starts with the 8-byte magic "ZFRLOG01", then records, each framed as
-//   [uint32 little-endian payload length][uint32 little-endian zlib crc32 of the payload][payload]
+// starts with an 8-byte magic, then records. Segments written today start "ZFRLOG02", and each
+// record is framed as
+//   [sync "ZFRM"][u32 payload length][u32 crc32 of the payload][u32 crc32 of the first 12 bytes]
+//   [payload]
+// (integers little-endian, zlib's crc32). The header has a checksum of its own, so a length is
+// trusted only when it is intact, and the sync bytes let recovery find the next record after a
+// damaged one. Segments "ZFRLOG01" (written before 2026-12) frame a record as [u32 length][u32
+// crc32 of the payload][payload]: they are read, never written, and cannot be resynchronised.
 // The payload is opaque here (the shard writes a serialized zerofleet.v1.GameRecord).
 //
 // Group commit. Appends are queued to one writer thread, which takes everything queued, writes it
@@ -14,11 +20,25 @@
 // rolled (closed, a new one started) before a record that would take it past segment_bytes.
 //
 // Recovery. Open() reads every segment in id order and hands each intact record to a visitor.
-// At the first bad frame of a segment (a torn tail: a short header or payload; or corruption: a
-// length over max_record_bytes, a checksum mismatch, a bad magic) it logs a WARNING, truncates the
-// segment there (so the bytes are gone for good and never misread later) and moves on to the next
-// segment. New appends always go to a fresh segment. What was recovered and discarded is in
-// recovery().
+// A bad frame (a short header or payload, a header or payload checksum that fails, a length over
+// max_record_bytes, a bad magic) starts a damaged region, which ends at the next intact record:
+// after a bad payload under an intact header, the record the header's length points to; else
+// the next place where sync bytes begin an intact record (a ZFRLOG01 segment: its end). So one
+// bad record costs that record, and every intact record after it is kept. A region is
+//   - a torn tail when it ends the newest segment: the write a crash interrupted, which was never
+//     acknowledged (a group is acknowledged only after its fdatasync);
+//   - corrupt anywhere else (a closed segment, or followed by intact records): bytes that were
+//     durable and acknowledged, then damaged at rest (a bad sector, a bit flip, a stray write).
+// Damaged bytes are never thrown away: each region is copied into DIR/damaged/ as
+// "segment-<id>-at-<offset>.<torn|corrupt>" (fsynced) before the segment is repaired: cut short
+// when its only region is its tail, else rewritten (a temporary ".segment-<id>.repair" renamed
+// over it) with its intact records in order. Each region is logged as a WARNING, reported in
+// recovery(), shown to the DamageVisitor with its bytes, and the bytes kept in DIR/damaged/ are
+// in zf_replay_log_quarantined_bytes{kind} until an operator removes them. A repaired segment
+// reads clean, so a restart reports the damage once. New appends always go to a fresh segment.
+// A damaged region is found again only where its record's sync bytes or a later one's survive;
+// damage inside an unsynced tail that leaves a later record of the same group intact reads as
+// corrupt (the log cannot tell how far the last fdatasync reached).
 //
 // Segment deletion. The log counts, per segment, the records still live: every recovered or
 // appended record starts live; the owner calls Release(segment) when one of its records is no
@@ -33,8 +53,9 @@
 // unknown; nothing that failed was acknowledged); the shard must be restarted, which recovers
 // everything that was durable (reason="io").
 //
-// Read() lists a log's intact records without opening it for writing (no truncation, no new
-// segment): for tools that check what a shard holds, e.g. `zf replay ls`.
+// Read() lists a log's intact records and damaged regions without opening it for writing (no
+// repair, no copy, no new segment): for tools that check what a shard holds, e.g. `zf replay ls`
+// and `zf replay verify`.
 //
 // Thread-safe. Owns its writer thread, joined by Close() / the destructor.
 #pragma once
@@ -74,37 +95,62 @@ struct LogOptions {
   absl::Status Validate() const;
 };
 
+// One run of bad bytes in a segment (see Recovery).
+struct DamagedRegion {
+  SegmentId segment = 0;
+  int64_t offset = 0;  // from the start of the segment file; a frame boundary
+  int64_t bytes = 0;
+  bool torn_tail = false;  // the end of the newest segment (never acknowledged); else corrupt
+  std::string problem;     // what was wrong with its first frame, e.g. "checksum mismatch"
+  std::string quarantine;  // Open: the copy's path in DIR/damaged/; Read: empty
+  // The frame's header size in this segment's format: the payload, if its header is intact,
+  // starts this many bytes into the region.
+  int64_t header_bytes = 0;
+};
+
 struct RecoveryReport {
   int64_t segments = 0;               // segment files read
   int64_t records = 0;                // intact records handed to the visitor
-  int64_t bytes = 0;                  // bytes kept
-  int64_t discarded_bytes = 0;        // bytes of torn or corrupt tails truncated away
-  std::vector<std::string> warnings;  // one per truncated segment
+  int64_t bytes = 0;                  // bytes kept (magics and intact records)
+  int64_t torn_bytes = 0;             // bytes of torn tails (never acknowledged)
+  int64_t corrupt_bytes = 0;          // bytes of corrupt regions (acknowledged, then damaged)
+  std::vector<DamagedRegion> damage;  // in log order
+  std::vector<std::string> warnings;  // one per damaged region
+  // What DIR/damaged/ holds after this Open or Read (earlier starts' copies included).
+  int64_t quarantined_torn_bytes = 0;
+  int64_t quarantined_corrupt_bytes = 0;
 };
 
 class Log {
  public:
   // Called once per intact record during Open, in log order. An error aborts Open with it.
   using Visitor = std::function<absl::Status(SegmentId segment, absl::string_view payload)>;
+  // Called once per damaged region during Open or Read, in log order with the records, with the
+  // region's bytes (e.g. to read what can still be read of the lost record). May be null.
+  using DamageVisitor = std::function<void(const DamagedRegion& region, absl::string_view bytes)>;
   // Called once per append, on the writer thread (or at once on the caller's for a refused
   // append), after the record is durable: with the segment that holds it, or an error. It must not
   // block; it may call Release.
   using AppendCallback = std::function<void(absl::StatusOr<SegmentId>)>;
 
-  // Opens (creating if needed) the log in options.dir, replays it into `visitor` (see Recovery)
-  // and starts the writer thread. Blocks on disk I/O.
+  // Opens (creating if needed) the log in options.dir, replays it into `visitor` (see Recovery),
+  // moves damaged bytes aside and repairs their segments, and starts the writer thread. Blocks on
+  // disk I/O.
   // Returns: the log; InvalidArgument (options); Internal (the directory or a segment cannot be
-  // read, listed, truncated or created: an errno message); or the visitor's error.
+  // read, listed, repaired or created, or a damaged region cannot be copied aside: an errno
+  // message; nothing is repaired before its bytes are safe); or the visitor's error.
   static absl::StatusOr<std::unique_ptr<Log>> Open(const LogOptions& options,
-                                                   const Visitor& visitor);
+                                                   const Visitor& visitor,
+                                                   const DamageVisitor& damage = nullptr);
 
-  // Hands every intact record in `dir` to `visitor`, in log order, changing nothing on disk. A bad
-  // frame ends its segment's records and is reported in the warnings, not repaired. Safe while a
-  // shard writes the log (a record being written reads as a torn tail).
+  // Hands every intact record in `dir` to `visitor` and every damaged region to `damage`, in log
+  // order, changing nothing on disk. Safe while a shard writes the log (a record being written
+  // reads as a torn tail).
   // Returns: what was read; Internal (the directory or a segment cannot be read); or the
   // visitor's error.
   static absl::StatusOr<RecoveryReport> Read(const std::string& dir, int64_t max_record_bytes,
-                                             const Visitor& visitor);
+                                             const Visitor& visitor,
+                                             const DamageVisitor& damage = nullptr);
 
   ~Log();  // Close()
   Log(const Log&) = delete;
@@ -144,7 +190,7 @@ class Log {
   };
 
   explicit Log(const LogOptions& options);
-  absl::Status Recover(const Visitor& visitor);
+  absl::Status Recover(const Visitor& visitor, const DamageVisitor& damage);
   // Creates segment `id` with its magic and makes it the active one (writer thread or Open).
   absl::Status StartSegment(SegmentId id) ABSL_LOCKS_EXCLUDED(mu_);
   void WriterLoop() ABSL_LOCKS_EXCLUDED(mu_);
@@ -176,6 +222,8 @@ class Log {
   metrics::Gauge* segment_count_ = nullptr;
   metrics::Counter* write_errors_disk_full_ = nullptr;
   metrics::Counter* write_errors_io_ = nullptr;
+  metrics::Gauge* quarantined_torn_bytes_ = nullptr;
+  metrics::Gauge* quarantined_corrupt_bytes_ = nullptr;
 
   std::optional<Thread> writer_;  // last: started after everything above, joined first
 };

@@ -10,6 +10,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <random>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -78,7 +81,7 @@ TEST_F(LogTest, AppendsAreRecoveredInOrder) {
   ASSERT_NE(log, nullptr);
   EXPECT_THAT(Payloads(recovered), ElementsAre("one", "two", std::string(1000, 'x')));
   EXPECT_EQ(log->recovery().records, 3);
-  EXPECT_EQ(log->recovery().discarded_bytes, 0);
+  EXPECT_EQ(log->recovery().torn_bytes + log->recovery().corrupt_bytes, 0);
   EXPECT_TRUE(log->recovery().warnings.empty());
 }
 
@@ -103,7 +106,31 @@ TEST_F(LogTest, GroupCommitCompletesManyConcurrentAppends) {
   for (int i = 0; i < kAppends; ++i) EXPECT_EQ(recovered[i].second, absl::StrCat("record ", i));
 }
 
-TEST_F(LogTest, TornTailIsDiscardedWithAWarningAndNewAppendsAreClean) {
+// Frame sizes of the format written today: magic 8, then per record a 16-byte header.
+constexpr int64_t kMagic = 8;
+constexpr int64_t kHeader = 16;
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+void Overwrite(const std::string& path, int64_t offset, const std::string& bytes) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(offset);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+void FlipBit(const std::string& path, int64_t offset) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(offset);
+  char c;
+  f.get(c);
+  f.seekp(offset);
+  f.put(static_cast<char>(c ^ 0x10));
+}
+
+TEST_F(LogTest, TornTailIsCutOffCopiedAsideAndNewAppendsAreClean) {
   std::vector<std::pair<SegmentId, std::string>> recovered;
   std::string path;
   {
@@ -115,14 +142,23 @@ TEST_F(LogTest, TornTailIsDiscardedWithAWarningAndNewAppendsAreClean) {
   // Cut the last record in half, as a crash during write() would.
   const auto size = std::filesystem::file_size(path);
   std::filesystem::resize_file(path, size - 4);
+  const std::string torn = ReadAll(path).substr(size - (kHeader + 9));
   {
     auto log = OpenCollecting(Options(), &recovered);
     ASSERT_NE(log, nullptr);
     EXPECT_THAT(Payloads(recovered), ElementsAre("kept"));
-    EXPECT_EQ(log->recovery().discarded_bytes, 8 + 9 - 4);
+    EXPECT_EQ(log->recovery().torn_bytes, kHeader + 9 - 4);
+    EXPECT_EQ(log->recovery().corrupt_bytes, 0);
     ASSERT_THAT(log->recovery().warnings, SizeIs(1));
-    EXPECT_THAT(log->recovery().warnings[0], HasSubstr("torn record payload"));
-    EXPECT_EQ(std::filesystem::file_size(path), size - (8 + 9));  // truncated on disk
+    EXPECT_THAT(log->recovery().warnings[0], HasSubstr("torn tail (torn record payload)"));
+    ASSERT_THAT(log->recovery().damage, SizeIs(1));
+    const DamagedRegion& region = log->recovery().damage[0];
+    EXPECT_TRUE(region.torn_tail);
+    EXPECT_EQ(region.offset, kMagic + kHeader + 4);
+    EXPECT_EQ(ReadAll(region.quarantine), torn);  // the bytes are kept, not thrown away
+    EXPECT_THAT(region.quarantine, HasSubstr("/damaged/"));
+    EXPECT_EQ(log->recovery().quarantined_torn_bytes, kHeader + 9 - 4);
+    EXPECT_EQ(std::filesystem::file_size(path), size - (kHeader + 9));  // cut off on disk
     ASSERT_OK(log->Append("after").status());
   }
   recovered.clear();
@@ -131,7 +167,7 @@ TEST_F(LogTest, TornTailIsDiscardedWithAWarningAndNewAppendsAreClean) {
   EXPECT_TRUE(log->recovery().warnings.empty());
 }
 
-TEST_F(LogTest, FlippedByteDiscardsTheCorruptRecordAndTheRestOfItsSegment) {
+TEST_F(LogTest, FlippedBitCostsOnlyItsRecordAndTheSegmentIsRewrittenWithoutIt) {
   std::vector<std::pair<SegmentId, std::string>> recovered;
   std::string path;
   {
@@ -141,40 +177,204 @@ TEST_F(LogTest, FlippedByteDiscardsTheCorruptRecordAndTheRestOfItsSegment) {
     ASSERT_OK(log->Append("third").status());
     path = log->SegmentPath(s);
   }
+  const int64_t second = kMagic + kHeader + 5;
+  const std::string damaged_frame = ReadAll(path).substr(second, kHeader + 6);
+  FlipBit(path, second + kHeader + 2);  // in "second"'s payload
   {
-    // Flip one bit in "second"'s payload: magic 8 + (8 + 5) + header 8 + 2.
-    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekg(8 + 13 + 8 + 2);
-    char c;
-    f.get(c);
-    f.seekp(8 + 13 + 8 + 2);
-    f.put(static_cast<char>(c ^ 0x10));
+    auto log = OpenCollecting(Options(), &recovered);
+    ASSERT_NE(log, nullptr);
+    EXPECT_THAT(Payloads(recovered), ElementsAre("first", "third"));
+    ASSERT_THAT(log->recovery().warnings, SizeIs(1));
+    EXPECT_THAT(log->recovery().warnings[0], HasSubstr("corrupt region (checksum mismatch)"));
+    EXPECT_EQ(log->recovery().corrupt_bytes, kHeader + 6);
+    EXPECT_EQ(log->recovery().torn_bytes, 0);
+    ASSERT_THAT(log->recovery().damage, SizeIs(1));
+    const DamagedRegion& region = log->recovery().damage[0];
+    EXPECT_FALSE(region.torn_tail);
+    EXPECT_EQ(region.offset, second);
+    EXPECT_EQ(region.bytes, kHeader + 6);
+    std::string flipped = damaged_frame;
+    flipped[kHeader + 2] = static_cast<char>(flipped[kHeader + 2] ^ 0x10);
+    EXPECT_EQ(ReadAll(region.quarantine), flipped);
+    EXPECT_THAT(region.quarantine, ::testing::EndsWith(".corrupt"));
+    EXPECT_EQ(log->recovery().quarantined_corrupt_bytes, kHeader + 6);
   }
+  // Repaired once: the next start reads clean and keeps both records; the copy stays.
+  recovered.clear();
   auto log = OpenCollecting(Options(), &recovered);
-  ASSERT_NE(log, nullptr);
-  EXPECT_THAT(Payloads(recovered), ElementsAre("first"));
-  ASSERT_THAT(log->recovery().warnings, SizeIs(1));
-  EXPECT_THAT(log->recovery().warnings[0], HasSubstr("checksum mismatch"));
-  EXPECT_EQ(log->recovery().discarded_bytes, (8 + 6) + (8 + 5));
+  EXPECT_THAT(Payloads(recovered), ElementsAre("first", "third"));
+  EXPECT_TRUE(log->recovery().warnings.empty());
+  EXPECT_EQ(log->recovery().quarantined_corrupt_bytes, kHeader + 6);
 }
 
-TEST_F(LogTest, CorruptLengthIsDetected) {
+TEST_F(LogTest, ACorruptLengthIsCaughtByTheHeaderChecksumAndTheNextRecordIsFound) {
   std::vector<std::pair<SegmentId, std::string>> recovered;
   std::string path;
   {
     auto log = OpenCollecting(Options(), &recovered);
     ASSERT_OK_AND_ASSIGN(SegmentId s, log->Append("first"));
+    ASSERT_OK(log->Append("second").status());
     path = log->SegmentPath(s);
   }
-  {
-    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(8 + 3);
-    f.put('\x7f');  // length 0x7f000005: more than max_record_bytes
-  }
+  Overwrite(path, kMagic + 4 + 3, "\x7f");  // length 0x7f000005: also over max_record_bytes
   auto log = OpenCollecting(Options(), &recovered);
-  EXPECT_TRUE(recovered.empty());
+  EXPECT_THAT(Payloads(recovered), ElementsAre("second"));
   ASSERT_THAT(log->recovery().warnings, SizeIs(1));
-  EXPECT_THAT(log->recovery().warnings[0], HasSubstr("bad record length"));
+  EXPECT_THAT(log->recovery().warnings[0], HasSubstr("record header checksum mismatch"));
+  EXPECT_EQ(log->recovery().corrupt_bytes, kHeader + 5);
+}
+
+TEST_F(LogTest, DamageAtTheEndOfAClosedSegmentIsCorruptNotATornTail) {
+  std::vector<std::pair<SegmentId, std::string>> recovered;
+  std::string first_segment;
+  {
+    auto log = OpenCollecting(Options(/*segment_bytes=*/1024), &recovered);
+    for (int i = 0; i < 80; ++i) ASSERT_OK(log->Append(absl::StrCat("record ", i)).status());
+    ASSERT_GE(log->segments().size(), 2u);
+    first_segment = log->SegmentPath(log->segments().front());
+  }
+  const auto size = static_cast<int64_t>(std::filesystem::file_size(first_segment));
+  Overwrite(first_segment, size - 3, std::string(3, '\0'));
+  auto log = OpenCollecting(Options(1024), &recovered);
+  EXPECT_THAT(recovered, SizeIs(79));
+  ASSERT_THAT(log->recovery().damage, SizeIs(1));
+  EXPECT_FALSE(log->recovery().damage[0].torn_tail);
+  EXPECT_EQ(log->recovery().torn_bytes, 0);
+  EXPECT_GT(log->recovery().corrupt_bytes, 0);
+}
+
+TEST_F(LogTest, ABadMagicLosesNoRecord) {
+  std::vector<std::pair<SegmentId, std::string>> recovered;
+  std::string path;
+  {
+    auto log = OpenCollecting(Options(), &recovered);
+    ASSERT_OK_AND_ASSIGN(SegmentId s, log->Append("first"));
+    ASSERT_OK(log->Append("second").status());
+    path = log->SegmentPath(s);
+  }
+  Overwrite(path, 0, std::string(8, '\0'));
+  {
+    auto log = OpenCollecting(Options(), &recovered);
+    EXPECT_THAT(Payloads(recovered), ElementsAre("first", "second"));
+    ASSERT_THAT(log->recovery().damage, SizeIs(1));
+    EXPECT_EQ(log->recovery().damage[0].problem, "bad magic");
+    EXPECT_EQ(log->recovery().corrupt_bytes, kMagic);
+  }
+  recovered.clear();
+  auto log = OpenCollecting(Options(), &recovered);
+  EXPECT_THAT(Payloads(recovered), ElementsAre("first", "second"));
+  EXPECT_TRUE(log->recovery().warnings.empty());
+}
+
+// Segments of the first format ([length][crc][payload], magic ZFRLOG01) are still read; new
+// records go to a segment of today's format.
+TEST_F(LogTest, ReadsSegmentsOfTheFirstFormat) {
+  std::filesystem::create_directories(dir_);
+  {
+    std::ofstream f(absl::StrCat(dir_, "/segment-00000000000000000007.zlog"), std::ios::binary);
+    f << "ZFRLOG01";
+    // "one": length 3, zlib crc32("one") = 0x7a6c86f1.
+    f.write("\x03\x00\x00\x00\xf1\x86\x6c\x7a", 8);
+    f << "one";
+  }
+  std::vector<std::pair<SegmentId, std::string>> recovered;
+  {
+    auto log = OpenCollecting(Options(), &recovered);
+    ASSERT_NE(log, nullptr);
+    EXPECT_THAT(recovered, ElementsAre(std::make_pair(SegmentId{7}, std::string("one"))));
+    ASSERT_OK_AND_ASSIGN(SegmentId s, log->Append("two"));
+    EXPECT_EQ(s, 8u);
+    EXPECT_EQ(ReadAll(log->SegmentPath(s)).substr(0, 8), "ZFRLOG02");
+  }
+  recovered.clear();
+  auto log = OpenCollecting(Options(), &recovered);
+  EXPECT_THAT(Payloads(recovered), ElementsAre("one", "two"));
+}
+
+// Damage of random kind, length and place in a closed segment costs exactly the records whose
+// frames it touches: every other record is recovered, in order.
+TEST_F(LogTest, RandomDamageCostsExactlyTheRecordsItTouches) {
+  std::mt19937 rng(20261202);
+  for (int trial = 0; trial < 60; ++trial) {
+    std::filesystem::remove_all(dir_);
+    std::vector<std::pair<SegmentId, std::string>> recovered;
+    std::vector<std::pair<int64_t, int64_t>> frames;  // in the first segment: [from, to)
+    std::vector<std::string> written;
+    std::string first_segment;
+    {
+      auto log = OpenCollecting(Options(/*segment_bytes=*/4096), &recovered);
+      int64_t offset = kMagic;
+      for (int i = 0; i < 80; ++i) {
+        std::string payload =
+            absl::StrCat("game-", trial, "-", i, ":", std::string(1 + rng() % 120, 'a' + i % 26));
+        ASSERT_OK_AND_ASSIGN(SegmentId s, log->Append(payload));
+        if (s == log->segments().front()) {
+          frames.emplace_back(offset, offset + kHeader + static_cast<int64_t>(payload.size()));
+          offset = frames.back().second;
+        }
+        written.push_back(std::move(payload));
+      }
+      ASSERT_GE(log->segments().size(), 2u);
+      first_segment = log->SegmentPath(log->segments().front());
+    }
+    const int64_t size = static_cast<int64_t>(std::filesystem::file_size(first_segment));
+    const int64_t length = 1 + static_cast<int64_t>(rng() % 64);
+    const int64_t at = kMagic + static_cast<int64_t>(rng() % (size - kMagic - length));
+    const std::string original = ReadAll(first_segment).substr(at, length);
+    std::string bytes = original;
+    for (char& c : bytes) c = (trial % 2 == 0) ? '\0' : static_cast<char>(c ^ (1 + rng() % 255));
+    Overwrite(first_segment, at, bytes);
+
+    // Zeroing a byte that was zero changes nothing: only changed bytes touch a record.
+    std::set<std::string> touched;
+    for (int64_t i = 0; i < length; ++i) {
+      if (bytes[i] == original[i]) continue;
+      for (size_t r = 0; r < frames.size(); ++r) {
+        if (frames[r].first <= at + i && at + i < frames[r].second) touched.insert(written[r]);
+      }
+    }
+    std::vector<std::string> expected;
+    for (const std::string& p : written) {
+      if (!touched.contains(p)) expected.push_back(p);
+    }
+    auto log = OpenCollecting(Options(4096), &recovered);
+    ASSERT_NE(log, nullptr);
+    EXPECT_EQ(Payloads(recovered), expected)
+        << "trial " << trial << ": " << length << " bytes at " << at;
+    EXPECT_EQ(log->recovery().torn_bytes, 0);
+  }
+}
+
+TEST_F(LogTest, ReadReportsDamageWithItsBytesAndRepairsNothing) {
+  std::vector<std::pair<SegmentId, std::string>> recovered;
+  std::string path;
+  {
+    auto log = OpenCollecting(Options(), &recovered);
+    ASSERT_OK_AND_ASSIGN(SegmentId s, log->Append("first"));
+    ASSERT_OK(log->Append("second").status());
+    ASSERT_OK(log->Append("third").status());
+    path = log->SegmentPath(s);
+  }
+  FlipBit(path, kMagic + kHeader + 5 + kHeader);
+  const std::string before = ReadAll(path);
+  std::vector<std::string> payloads, damaged;
+  ASSERT_OK_AND_ASSIGN(RecoveryReport report,
+                       Log::Read(
+                           dir_, LogOptions().max_record_bytes,
+                           [&](SegmentId, absl::string_view p) {
+                             payloads.emplace_back(p);
+                             return absl::OkStatus();
+                           },
+                           [&](const DamagedRegion& region, absl::string_view bytes) {
+                             EXPECT_TRUE(region.quarantine.empty());
+                             damaged.emplace_back(bytes.substr(region.header_bytes));
+                           }));
+  EXPECT_THAT(payloads, ElementsAre("first", "third"));
+  ASSERT_THAT(damaged, SizeIs(1));
+  EXPECT_EQ(damaged[0].substr(1), "econd");
+  EXPECT_EQ(report.corrupt_bytes, kHeader + 6);
+  EXPECT_EQ(ReadAll(path), before);
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/damaged"));
 }
 
 TEST_F(LogTest, RollsSegmentsAndDeletesThoseWithNoLiveRecords) {

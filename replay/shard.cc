@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
 
@@ -161,13 +162,27 @@ absl::Status Shard::Recover() {
     for (const EvictedGame& e : result.evicted) to_release.push_back(e.location);
     return absl::OkStatus();
   };
+  // What can still be said of each damaged record: the game it held, where its id survives.
+  int64_t lost_ids = 0;
+  auto damage = [&](const DamagedRegion& region, absl::string_view bytes) {
+    const std::optional<std::string> id =
+        bytes.size() > static_cast<size_t>(region.header_bytes)
+            ? LeadingGameId(bytes.substr(region.header_bytes), options_.table.max_id_bytes)
+            : std::nullopt;
+    if (id.has_value()) ++lost_ids;
+    ZF_LOG(WARNING) << "replay recovery: " << (region.torn_tail ? "torn tail" : "corrupt region")
+                    << " in segment " << region.segment << " at offset " << region.offset << " ("
+                    << region.bytes << " bytes): "
+                    << (id.has_value() ? absl::StrCat("lost game ", absl::CHexEscape(*id))
+                                       : std::string("no game id readable"));
+  };
   LogOptions log_options;
   log_options.dir = options_.dir;
   log_options.segment_bytes = options_.segment_bytes;
   log_options.max_pending_bytes = options_.max_pending_log_bytes;
   log_options.metrics = options_.metrics;
   log_options.clock = options_.clock;
-  auto log = Log::Open(log_options, visitor);
+  auto log = Log::Open(log_options, visitor, damage);
   if (!log.ok()) return log.status();
   log_ = std::move(*log);
   for (SegmentId s : to_release) log_->Release(s);
@@ -176,8 +191,13 @@ absl::Status Shard::Recover() {
   ZF_LOG(INFO) << "replay shard " << options_.dir << ": recovered " << table_->num_games()
                << " games (" << table_->num_positions() << " positions) from " << report.records
                << " records in " << report.segments << " segments; " << duplicates
-               << " duplicates, " << bad << " unreadable records, " << report.discarded_bytes
-               << " bytes of torn or corrupt tails discarded";
+               << " duplicates, " << bad << " unreadable records"
+               << (report.damage.empty()
+                       ? std::string()
+                       : absl::StrCat(
+                             "; ", report.damage.size(), " damaged regions (", report.torn_bytes,
+                             " bytes of torn tail, ", report.corrupt_bytes, " corrupt, ", lost_ids,
+                             " lost game ids readable) moved to ", options_.dir, "/damaged"));
   UpdateGauges();
   return absl::OkStatus();
 }

@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
@@ -246,6 +248,46 @@ TEST_F(ShardTest, TornLogTailLosesOnlyTheUnacknowledgedRecord) {
               ::zf::testing::IsOkAndHolds(InsertOutcome::kStored));
   EXPECT_THAT(shard->Insert(MakeRecord("a", 2), absl::InfiniteFuture()),
               ::zf::testing::IsOkAndHolds(InsertOutcome::kDuplicate));
+}
+
+// Zeroed bytes in a closed segment cost the one game whose record they hit: every later game is
+// still there (a duplicate when offered again), the lost one is stored again when re-offered, and
+// the damage is in the quarantine gauge.
+TEST_F(ShardTest, ZeroedBytesInAClosedSegmentLoseOnlyTheGameTheyHit) {
+  std::vector<std::string> ids;
+  for (char c = 'a'; c <= 't'; ++c) ids.emplace_back(1, c);
+  std::string first_segment;
+  {
+    ShardOptions o = Options();
+    o.table.capacity_positions = 1000;
+    ASSERT_OK_AND_ASSIGN(auto shard, Shard::Create(o));
+    for (const std::string& id : ids) {
+      ASSERT_OK(shard->Insert(MakeRecord(id, 2), absl::InfiniteFuture()).status());
+    }
+    ASSERT_GE(shard->log().segments().size(), 2u);
+    first_segment = shard->log().SegmentPath(shard->log().segments().front());
+  }
+  {
+    // 16 zeroed bytes inside the first record's payload ("a": the magic, then its header).
+    std::fstream f(first_segment, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(8 + 16 + 20);
+    f.write(std::string(16, '\0').data(), 16);
+  }
+  ShardOptions o = Options();
+  o.table.capacity_positions = 1000;
+  ASSERT_OK_AND_ASSIGN(auto shard, Shard::Create(o));
+  EXPECT_EQ(shard->stats().games, static_cast<int64_t>(ids.size()) - 1);
+  ASSERT_EQ(shard->recovery().damage.size(), 1u);
+  EXPECT_FALSE(shard->recovery().damage[0].torn_tail);
+  EXPECT_GT(Counter("zf_replay_log_quarantined_bytes{kind=\"corrupt\"}"), 0);
+  EXPECT_EQ(Counter("zf_replay_log_quarantined_bytes{kind=\"torn_tail\"}"), 0);
+  EXPECT_THAT(shard->Insert(MakeRecord("a", 2), absl::InfiniteFuture()),
+              ::zf::testing::IsOkAndHolds(InsertOutcome::kStored));
+  for (size_t i = 1; i < ids.size(); ++i) {
+    EXPECT_THAT(shard->Insert(MakeRecord(ids[i], 2), absl::InfiniteFuture()),
+                ::zf::testing::IsOkAndHolds(InsertOutcome::kDuplicate))
+        << ids[i];
+  }
 }
 
 }  // namespace

@@ -218,4 +218,22 @@ absl::Status ValidateGameRecord(const GameRecord& record, const TableOptions& op
   return absl::OkStatus();
 }
 
+std::optional<std::string> LeadingGameId(absl::string_view payload, int64_t max_id_bytes) {
+  // Tag of field 1 with wire type 2 (length-delimited), then a varint length.
+  if (payload.empty() || static_cast<uint8_t>(payload[0]) != ((1 << 3) | 2)) return std::nullopt;
+  uint64_t length = 0;
+  size_t pos = 1;
+  bool ended = false;
+  for (int shift = 0; shift < 35 && pos < payload.size() && !ended; shift += 7, ++pos) {
+    const uint8_t byte = static_cast<uint8_t>(payload[pos]);
+    length |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    ended = (byte & 0x80) == 0;
+  }
+  if (!ended) return std::nullopt;
+  if (length < 1 || length > static_cast<uint64_t>(max_id_bytes) || length > payload.size() - pos) {
+    return std::nullopt;
+  }
+  return std::string(payload.substr(pos, length));
+}
+
 }  // namespace zf::replay

@@ -44,4 +44,10 @@ absl::Status ValidateGameRecord(const zerofleet::v1::GameRecord& record,
                                 const std::optional<Table::Shape>& table_shape = std::nullopt,
                                 RejectReason* reason = nullptr);
 
+// The game id a serialized GameRecord starts with (Protobuf writes field 1, game_id, first), read
+// from a damaged log record's payload: what can still be said of a game whose record is lost.
+// Returns nullopt when the bytes do not start with a game_id field of 1..max_id_bytes bytes.
+std::optional<std::string> LeadingGameId(absl::string_view payload,
+                                         int64_t max_id_bytes = TableOptions().max_id_bytes);
+
 }  // namespace zf::replay

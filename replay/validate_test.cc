@@ -185,5 +185,21 @@ TEST(ValidateTest, EveryReasonHasADistinctName) {
   EXPECT_EQ(names.count("unknown"), 0u);
 }
 
+TEST(LeadingGameIdTest, ReadsTheIdOfADamagedRecordWhereItSurvives) {
+  const std::string id(200, 'g');  // a two-byte varint length
+  std::string payload = MakeRecord(id, 3).SerializeAsString();
+  EXPECT_EQ(LeadingGameId(payload, /*max_id_bytes=*/256), id);
+  // Damage after the id leaves it readable.
+  for (size_t i = id.size() + 3; i < payload.size(); ++i) payload[i] = '\0';
+  EXPECT_EQ(LeadingGameId(payload, 256), id);
+  EXPECT_EQ(LeadingGameId(payload.substr(0, 100), 256), std::nullopt);  // the id is cut short
+  EXPECT_EQ(LeadingGameId(payload, /*max_id_bytes=*/128), std::nullopt);
+  EXPECT_EQ(LeadingGameId(MakeRecord("short", 1).SerializeAsString()), "short");
+  EXPECT_EQ(LeadingGameId(""), std::nullopt);
+  EXPECT_EQ(LeadingGameId(std::string(16, '\0') + payload, 256), std::nullopt);
+  EXPECT_EQ(LeadingGameId("\x0a\x80\x80\x80\x80\x80\x01", 256), std::nullopt);  // no varint end
+  EXPECT_EQ(LeadingGameId("\x0a\x00", 256), std::nullopt);                      // empty id
+}
+
 }  // namespace
 }  // namespace zf::replay

@@ -1,6 +1,7 @@
 // `zf replay`: runs a ReplayServer until SIGINT or SIGTERM, then drains it and exits 0.
 // `zf replay ls --dir DIR`: lists the game ids a shard's log holds, without opening it for
 // writing (safe beside a running shard): what the chaos tests compare with the actors' acks.
+// `zf replay verify --dir DIR`: the same read, judged: damaged regions and the games they held.
 #include "cli/commands/replay_commands.h"
 
 #include <fcntl.h>
@@ -12,12 +13,15 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "cli/common_flags.h"
 #include "cli/json.h"
@@ -27,6 +31,7 @@
 #include "proto/zerofleet/v1/replay.pb.h"
 #include "replay/log.h"
 #include "replay/service/replay_server.h"
+#include "replay/validate.h"
 
 ABSL_FLAG(int64_t, capacity, 1'000'000, "replay: window size in positions");
 ABSL_FLAG(int64_t, min_size_to_sample, 1000, "replay: positions stored before sampling starts");
@@ -48,39 +53,77 @@ void OnSignal(int signal_number) {
   errno = saved_errno;
 }
 
-// Every record of the log in --dir: one game id per line (text), or one JSON object with the ids,
-// the record count and the ids stored more than once. Unreadable records are counted, not fatal.
-absl::Status ListReplay() {
-  const std::string dir = absl::GetFlag(FLAGS_dir);
-  if (dir.empty()) return absl::InvalidArgumentError("zf replay ls needs --dir DIR");
-  if (!std::filesystem::is_directory(dir)) {
-    return absl::NotFoundError(absl::StrCat("ls: ", dir, " is not a directory"));
-  }
+// What a shard's log holds, read without changing it: every game id in log order, and every
+// damaged region with the game id its record still shows, if any.
+struct LogContents {
+  replay::RecoveryReport report;
   std::vector<std::string> ids;
   absl::flat_hash_map<std::string, int> copies;
   int64_t unreadable = 0;
+  std::vector<std::pair<replay::DamagedRegion, std::optional<std::string>>> damage;
+};
+
+absl::StatusOr<LogContents> ReadLogContents(const std::string& dir, absl::string_view command) {
+  if (dir.empty()) return absl::InvalidArgumentError(absl::StrCat(command, " needs --dir DIR"));
+  if (!std::filesystem::is_directory(dir)) {
+    return absl::NotFoundError(absl::StrCat(command, ": ", dir, " is not a directory"));
+  }
+  LogContents contents;
   ZF_ASSIGN_OR_RETURN(
-      replay::RecoveryReport report,
-      replay::Log::Read(dir, /*max_record_bytes=*/replay::LogOptions().max_record_bytes,
-                        [&](replay::SegmentId, absl::string_view payload) {
-                          zerofleet::v1::GameRecord record;
-                          if (!record.ParseFromArray(payload.data(),
-                                                     static_cast<int>(payload.size()))) {
-                            ++unreadable;
-                            return absl::OkStatus();
-                          }
-                          if (copies[record.game_id()]++ == 0) ids.push_back(record.game_id());
-                          return absl::OkStatus();
-                        }));
+      contents.report,
+      replay::Log::Read(
+          dir, /*max_record_bytes=*/replay::LogOptions().max_record_bytes,
+          [&](replay::SegmentId, absl::string_view payload) {
+            zerofleet::v1::GameRecord record;
+            if (!record.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
+              ++contents.unreadable;
+              return absl::OkStatus();
+            }
+            if (contents.copies[record.game_id()]++ == 0) contents.ids.push_back(record.game_id());
+            return absl::OkStatus();
+          },
+          [&](const replay::DamagedRegion& region, absl::string_view bytes) {
+            std::optional<std::string> id;
+            if (bytes.size() > static_cast<size_t>(region.header_bytes)) {
+              id = replay::LeadingGameId(bytes.substr(region.header_bytes));
+            }
+            contents.damage.emplace_back(region, std::move(id));
+          }));
+  return contents;
+}
+
+std::string DamageJson(const LogContents& contents) {
+  std::string out = "[";
+  for (size_t i = 0; i < contents.damage.size(); ++i) {
+    const auto& [region, id] = contents.damage[i];
+    absl::StrAppend(&out, i > 0 ? ", " : "", "{\"segment\": ", region.segment,
+                    ", \"offset\": ", region.offset, ", \"bytes\": ", region.bytes,
+                    ", \"kind\": \"", region.torn_tail ? "torn_tail" : "corrupt",
+                    "\", \"problem\": ", JsonString(region.problem),
+                    ", \"game_id\": ", id.has_value() ? JsonString(*id) : "null", "}");
+  }
+  return out + "]";
+}
+
+// Every record of the log in --dir: one game id per line (text), or one JSON object with the ids,
+// the record count, the ids stored more than once and the damaged regions. Unreadable records and
+// damage are counted, not fatal (`zf replay verify` judges them).
+absl::Status ListReplay() {
+  const std::string dir = absl::GetFlag(FLAGS_dir);
+  ZF_ASSIGN_OR_RETURN(LogContents contents, ReadLogContents(dir, "zf replay ls"));
+  const replay::RecoveryReport& report = contents.report;
+  const std::vector<std::string>& ids = contents.ids;
   std::vector<std::string> duplicated;
   for (const std::string& id : ids) {
-    if (copies[id] > 1) duplicated.push_back(id);
+    if (contents.copies[id] > 1) duplicated.push_back(id);
   }
   if (absl::GetFlag(FLAGS_json)) {
     std::cout << "{\"dir\": " << JsonString(dir) << ", \"segments\": " << report.segments
               << ", \"records\": " << report.records << ", \"games\": " << ids.size()
-              << ", \"unreadable\": " << unreadable
-              << ", \"torn_bytes\": " << report.discarded_bytes << ", \"duplicated_ids\": [";
+              << ", \"unreadable\": " << contents.unreadable
+              << ", \"torn_bytes\": " << report.torn_bytes
+              << ", \"corrupt_bytes\": " << report.corrupt_bytes
+              << ", \"damaged\": " << DamageJson(contents) << ", \"duplicated_ids\": [";
     for (size_t i = 0; i < duplicated.size(); ++i) {
       std::cout << (i > 0 ? ", " : "") << JsonString(duplicated[i]);
     }
@@ -93,8 +136,8 @@ absl::Status ListReplay() {
     for (const std::string& id : ids) std::cout << id << "\n";
     std::cout.flush();
     std::cerr << "zf replay ls: " << ids.size() << " games in " << report.records << " records ("
-              << duplicated.size() << " stored more than once, " << unreadable << " unreadable) in "
-              << report.segments << " segments" << std::endl;
+              << duplicated.size() << " stored more than once, " << contents.unreadable
+              << " unreadable) in " << report.segments << " segments" << std::endl;
   }
   for (const std::string& warning : report.warnings) {
     std::cerr << "zf replay ls: " << warning << std::endl;
@@ -102,8 +145,57 @@ absl::Status ListReplay() {
   return absl::OkStatus();
 }
 
+// Checks a shard's log without changing it: every damaged region (with the game it lost, where
+// the id can be read) and what DIR/damaged/ holds from earlier recoveries. A torn tail alone is
+// what a crash leaves (and what a running shard's newest record looks like mid-write): OK.
+// Returns: OK; DataLoss when corrupt regions or quarantined corrupt bytes exist.
+absl::Status VerifyReplay() {
+  const std::string dir = absl::GetFlag(FLAGS_dir);
+  ZF_ASSIGN_OR_RETURN(LogContents contents, ReadLogContents(dir, "zf replay verify"));
+  const replay::RecoveryReport& report = contents.report;
+  int64_t corrupt_regions = 0;
+  for (const auto& [region, id] : contents.damage) corrupt_regions += region.torn_tail ? 0 : 1;
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << "{\"dir\": " << JsonString(dir) << ", \"segments\": " << report.segments
+              << ", \"records\": " << report.records << ", \"games\": " << contents.ids.size()
+              << ", \"unreadable\": " << contents.unreadable
+              << ", \"torn_bytes\": " << report.torn_bytes
+              << ", \"corrupt_bytes\": " << report.corrupt_bytes
+              << ", \"damaged\": " << DamageJson(contents)
+              << ", \"quarantined_torn_bytes\": " << report.quarantined_torn_bytes
+              << ", \"quarantined_corrupt_bytes\": " << report.quarantined_corrupt_bytes << "}"
+              << std::endl;
+  } else {
+    std::cout << dir << ": " << report.records << " intact records (" << contents.ids.size()
+              << " games, " << contents.unreadable << " unreadable) in " << report.segments
+              << " segments\n";
+    for (const auto& [region, id] : contents.damage) {
+      std::cout << "  " << (region.torn_tail ? "torn tail" : "CORRUPT") << ": segment "
+                << region.segment << " offset " << region.offset << ", " << region.bytes
+                << " bytes (" << region.problem << "): "
+                << (id.has_value() ? absl::StrCat("game ", absl::CHexEscape(*id))
+                                   : std::string("no game id readable"))
+                << "\n";
+    }
+    if (report.quarantined_torn_bytes + report.quarantined_corrupt_bytes > 0) {
+      std::cout << "  " << dir << "/damaged holds " << report.quarantined_corrupt_bytes
+                << " corrupt and " << report.quarantined_torn_bytes
+                << " torn-tail bytes from earlier recoveries\n";
+    }
+    std::cout.flush();
+  }
+  if (corrupt_regions > 0 || report.quarantined_corrupt_bytes > 0) {
+    return absl::DataLossError(absl::StrCat(
+        dir, ": ", corrupt_regions, " corrupt regions (", report.corrupt_bytes,
+        " bytes) in the log, ", report.quarantined_corrupt_bytes, " corrupt bytes kept in ", dir,
+        "/damaged (inspect, then remove them to clear the alert)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status RunReplay(const std::vector<std::string>& args) {
   if (args.size() == 1 && args[0] == "ls") return ListReplay();
+  if (args.size() == 1 && args[0] == "verify") return VerifyReplay();
   if (!args.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("unexpected argument \"", args[0], "\""));
   }
@@ -166,7 +258,9 @@ std::vector<Command> ReplayCommands() {
       {"replay", "serve one durable, rate-limited replay shard over gRPC until SIGINT/SIGTERM",
        "zf replay --listen ADDR --dir DIR --capacity N [--min_size_to_sample N] "
        "[--samples_per_insert X] [--error_buffer X] [--metrics_listen ADDR]\n"
-       "       zf replay ls --dir DIR [--json]   (the game ids the shard's log holds)",
+       "       zf replay ls --dir DIR [--json]   (the game ids the shard's log holds)\n"
+       "       zf replay verify --dir DIR [--json]   (damaged records and the games they held; "
+       "exit 1 on corruption)",
        WithLogFileFlag(
            WithTlsFlags({"listen", "dir", "capacity", "min_size_to_sample", "samples_per_insert",
                          "error_buffer", "metrics_listen", "json"})),

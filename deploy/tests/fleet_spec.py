@@ -76,7 +76,7 @@ METRICS = {
     "zf_replay_rejections_total", "zf_replay_sampled_positions_total",
     "zf_replay_rate_limiter_wait_seconds_total", "zf_replay_ack_seconds",
     "zf_replay_fsync_seconds", "zf_replay_log_bytes", "zf_replay_log_written_bytes_total",
-    "zf_replay_log_write_errors_total",
+    "zf_replay_log_write_errors_total", "zf_replay_log_quarantined_bytes",
     "zf_replay_log_segments", "zf_replay_service_invalid_requests_total",
     "zf_replay_service_overloaded_total",
     # actor

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -263,6 +264,29 @@ TEST_F(ModelPublicationTest, NewVersionsServeWithoutFailingRequestsAndBadOnesAre
   traffic.Stop();
   EXPECT_EQ(traffic.failed(), 0);
   EXPECT_GT(traffic.ok(), 0);
+}
+
+// A checkpoint damaged at rest after it was written (its manifest intact, a weights byte changed)
+// is never announced, so no server fetches it; the next good version is.
+TEST_F(ModelPublicationTest, ACheckpointDamagedAtRestIsNotAnnounced) {
+  model_server_.reset();  // its poller must not see version 2 before the damage
+  ASSERT_OK(trainer_->Step(testing::MakeBatch(testing::TinyShape(), 8, 2)).status());
+  ASSERT_OK_AND_ASSIGN(model::Checkpoint two, trainer_->MakeCheckpoint(2));
+  ASSERT_OK(checkpoints_->Publish(two).status());
+  const std::string file = dir_ + "/checkpoints/" + CheckpointFileName(2);
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(fs::file_size(file) - 64));
+    f.write("\xde\xad", 2);
+  }
+  ASSERT_OK(model::ReadManifest(file).status());  // the cheap check alone would pass it
+  ModelServer::Options m;
+  m.checkpoint_dir = dir_ + "/checkpoints";
+  m.listen_address = "127.0.0.1:0";
+  ASSERT_OK_AND_ASSIGN(model_server_, ModelServer::Create(m));
+  EXPECT_EQ(model_server_->latest_version(), 0);
+  Publish(3);
+  ASSERT_TRUE(zf::testing::WaitFor([&] { return model_server_->latest_version() == 3; }));
 }
 
 TEST_F(ModelPublicationTest, WatcherReconnectsAfterTheModelServiceRestarts) {

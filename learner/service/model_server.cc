@@ -209,7 +209,16 @@ void ModelServer::Refresh() {
     absl::MutexLock lock(&mu_);
     if (manifest->version <= latest_.version()) return;
   }
-  // Hash outside the lock: I/O.
+  // Verify every section before announcing (outside the lock: I/O): a file damaged at rest has
+  // an intact manifest more often than not, and a version announced is one servers will fetch.
+  if (absl::StatusOr<model::Checkpoint> whole = model::ReadCheckpoint(*path); !whole.ok()) {
+    if (refused_path_ != *path) {
+      ZF_LOG(WARNING) << "model server: not announcing version " << manifest->version << ": "
+                      << whole.status();
+      refused_path_ = *path;
+    }
+    return;
+  }
   absl::StatusOr<std::string> contents = ReadFile(*path);
   if (!contents.ok()) return;
   ModelVersion described = Describe(*manifest, *contents);

@@ -82,6 +82,7 @@ class ModelServer {
   // The latest published version; version 0 = none yet.
   zerofleet::v1::ModelVersion latest_ ABSL_GUARDED_BY(mu_);
   std::string latest_path_ ABSL_GUARDED_BY(mu_);
+  std::string refused_path_;  // poller thread: the last file refused as damaged (warned once)
 
   std::unique_ptr<Thread> poller_;
 };

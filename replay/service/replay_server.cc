@@ -68,7 +68,6 @@ absl::StatusOr<std::unique_ptr<ReplayServer>> ReplayServer::Create(ReplayServerO
   absl::Time start = absl::Now();
   ZF_ASSIGN_OR_RETURN(server->shard_, Shard::Create(shard_options));
   const RecoveryReport& report = server->shard_->recovery();
-  for (const std::string& warning : report.warnings) ZF_LOG(WARNING) << warning;
   ReplayService::ShardInfo info;
   info.recovered_games = server->shard_->stats().games;
   info.samples_per_insert = o.samples_per_insert;

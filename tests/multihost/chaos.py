@@ -8,7 +8,8 @@ specific (the learner's step across its restart, refused inserts on a full disk)
 stops every process as Kubernetes would (SIGTERM, grace period), lists what every replay shard's
 log holds (`zf replay ls`) and compares it with the ids the actors were told were stored.
 
-Checked (a session fails on any): every acknowledged game is in replay, no game is stored twice,
+Checked (a session fails on any): every acknowledged game is in replay (but for exactly the games
+whose log records damage-replay zeroed on disk, none of which may be listed), no game is stored twice,
 the model version served never goes backwards, the learner never restarts behind its last
 checkpoint, no process crashes or hangs past its grace period, the fleet recovers to 80% of its
 rate within the bound, the inference server's open streams return to one per actor, and a replay
@@ -36,6 +37,8 @@ EXPECTED_ALERTS = {
     "sigstop-inference": [("ZfTargetMissedScrapes", "inference")],
     "disk-full": [("ZfReplayInsertsRefused", "replay-0")],
     "rolling-restart": [("ZfProcessRestarted", "replay-1"), ("ZfProcessRestarted", "actor-2")],
+    "damage-replay": [("ZfReplayLogDamaged", "replay-0")],
+    "damage-checkpoint": [("ZfProcessRestarted", "learner")],
 }
 ALERT_BOUND_S = 30
 
@@ -66,7 +69,30 @@ class Durations:
 
 
 FAULTS = ["replay-kill", "inference-kill", "learner-kill", "partition-actor", "partition-replay",
-          "sigstop-inference", "disk-full", "rolling-restart"]
+          "sigstop-inference", "disk-full", "damage-replay", "damage-checkpoint",
+          "rolling-restart"]
+
+
+def log_frames(data):
+    """[(offset, end, game_id or None)] of the records of a ZFRLOG02 replay log segment
+    (replay/log.h: sync "ZFRM", u32 length, u32 crc, u32 header crc, payload). Written here from
+    the format's description, not from the C++ reader, so the check is independent of it."""
+    import zlib
+    if data[:8] != b"ZFRLOG02":
+        raise ValueError(f"not a ZFRLOG02 segment: {data[:8]!r}")
+    frames, pos = [], 8
+    while pos + 16 <= len(data):
+        length = int.from_bytes(data[pos + 4:pos + 8], "little")
+        if (data[pos:pos + 4] != b"ZFRM" or
+                zlib.crc32(data[pos:pos + 12]) != int.from_bytes(data[pos + 12:pos + 16], "little")):
+            raise ValueError(f"bad record header at offset {pos}")
+        payload = data[pos + 16:pos + 16 + length]
+        game_id = None
+        if payload[:1] == b"\x0a" and payload[1] < 0x80:  # field 1 (game_id), a short length
+            game_id = payload[2:2 + payload[1]].decode()
+        frames.append((pos, pos + 16 + length, game_id))
+        pos += 16 + length
+    return frames
 
 
 class Session:
@@ -83,6 +109,7 @@ class Session:
         self.faults = []
         self.failures = []
         self.learner_restarts = []
+        self.damaged_games = set()  # game ids whose log records damage-replay zeroed
         self.prometheus = None
         self.previous_release = None
 
@@ -346,6 +373,77 @@ class Session:
                 f.start(shard)
                 return {"host": shard.name}
             return self.measure_fault(name, inject)
+        if name == "damage-replay":
+            # 16 zeroed bytes (a bad sector's worth of a page) across the boundary of two records
+            # in a closed segment of a shard that crashed: those two games are lost, no other.
+            shard = f.hosts["replay-0"]
+
+            def inject():
+                volume = shard.volume_dirs()[0]
+                shard.kill9()  # a crash: the segment being written is closed by the restart
+                f.start(shard)
+                self.wait(3)
+                shard.kill9()
+                segments = sorted(volume.rglob("segment-*.zlog"))
+                closed = [p for p in segments[:-1] if len(log_frames(p.read_bytes())) >= 4]
+                self.expect(closed, f"damage-replay: no closed segment with 4 records in {volume}")
+                if not closed:
+                    f.start(shard)
+                    return {"host": shard.name}
+                path = closed[0]
+                frames = log_frames(path.read_bytes())
+                k = len(frames) // 2
+                at = frames[k][1] - 8  # the last 8 bytes of record k, the first 8 of k + 1
+                with open(path, "r+b") as fh:
+                    fh.seek(at)
+                    fh.write(b"\0" * 16)
+                touched = [g for (a, b, g) in frames if a < at + 16 and at < b]
+                want_quarantined = frames[k + 1][1] - frames[k][0] if k + 1 < len(frames) else 0
+                self.damaged_games.update(touched)
+                f.start(shard)
+                out = subprocess.run([self.fleet.zf, "replay", "verify",
+                                      f"--dir={path.parent}", "--json"],
+                                     capture_output=True, text=True, timeout=120)
+                verify = json.loads(out.stdout) if out.stdout.strip() else {}
+                got = verify.get("quarantined_corrupt_bytes")
+                self.expect(out.returncode == 1 and got == want_quarantined,
+                            f"damage-replay: zf replay verify exited {out.returncode} with {got} "
+                            f"bytes quarantined (want 1 and the two records' {want_quarantined}): "
+                            f"{out.stderr.strip()[-300:]}")
+                return {"host": shard.name, "segment": path.name, "offset": at,
+                        "zeroed_bytes": 16, "records_touched": len(touched),
+                        "games_touched": touched,
+                        "quarantined_corrupt_bytes": verify.get("quarantined_corrupt_bytes")}
+            return self.measure_fault(name, inject)
+        if name == "damage-checkpoint":
+            # The learner crashes and its newest checkpoint is then damaged at rest: it resumes
+            # from the newest intact one, sets the damaged file aside, and never serves it.
+            learner = f.by_role("learner")[0]
+
+            def inject():
+                learner.kill9()
+                ckpt_dir = next(p for p in learner.volume_dirs()[0].rglob("checkpoints")
+                                if p.is_dir() and p.name == "checkpoints")
+                files = sorted(ckpt_dir.glob("ckpt-*.zfckpt"))
+                newest = files[-1]
+                size = newest.stat().st_size
+                with open(newest, "r+b") as fh:
+                    fh.seek(size - 100)
+                    fh.write(b"\xde\xad\xbe\xef")
+                f.start(learner)
+                self.wait(3)
+                text = learner.log_text()
+                aside = ckpt_dir / "damaged" / newest.name
+                self.expect(aside.exists() and not newest.exists(),
+                            f"damage-checkpoint: {newest.name} was not set aside")
+                resumed = re.findall(r"resumed from \S+ckpt-0*(\d+)\.zfckpt", text)
+                self.expect(resumed and int(resumed[-1]) < int(newest.stem.split("-")[1]),
+                            f"damage-checkpoint: the learner did not resume from an older "
+                            f"checkpoint than {newest.name}")
+                return {"host": learner.name, "damaged": newest.name,
+                        "resumed_from_version": int(resumed[-1]) if resumed else None,
+                        "set_aside": aside.exists()}
+            return self.measure_fault(name, inject)
         if name == "rolling-restart":
             def inject():
                 stops = []
@@ -416,7 +514,7 @@ class Session:
                 continue
             listing = json.loads(out.stdout)
             shards[h.name] = {k: listing[k] for k in ("segments", "records", "games",
-                                                      "unreadable", "torn_bytes")}
+                                                      "unreadable", "torn_bytes", "corrupt_bytes")}
             shards[h.name]["duplicated_ids"] = len(listing["duplicated_ids"])
             for gid in listing["game_ids"]:
                 stored[gid] = stored.get(gid, 0) + 1
@@ -430,7 +528,12 @@ class Session:
                         f"previous release's actor played {self.previous_release['games_played']}"
                         f" games, replay holds {found}")
         acked = set(self.monitor.acked_ids)
-        missing = sorted(acked - set(stored))
+        # Games whose records damage-replay hit are lost to it, exactly those: not one more.
+        lost_to_damage = sorted(acked & self.damaged_games)
+        missing = sorted(acked - set(stored) - self.damaged_games)
+        self.expect(not (set(stored) & self.damaged_games),
+                    f"games whose records were damaged are still listed: "
+                    f"{sorted(set(stored) & self.damaged_games)[:3]}")
         duplicates = sorted(g for g, n in stored.items() if n > 1)
         not_acked = len(set(stored) - acked)
         self.expect(not missing, f"{len(missing)} acknowledged games are not in replay, e.g. "
@@ -447,6 +550,7 @@ class Session:
             "games_acknowledged": len(acked),
             "games_stored": len(stored),
             "acknowledged_missing_from_replay": len(missing),
+            "acknowledged_lost_to_damage": len(lost_to_damage),
             "stored_more_than_once": len(duplicates),
             "stored_not_acknowledged": not_acked,
             "shards": shards,
