@@ -278,7 +278,8 @@ class Host:
 
     def link(self, up):
         """The host's network cable: down drops every packet to and from it."""
-        run(["ip", "link", "set", self.veth, "up" if up else "down"])
+        run(["ip", "netns", "exec", self.fleet.switch, "ip", "link", "set", self.veth,
+             "up" if up else "down"])
 
 
 class Fleet:
@@ -290,7 +291,8 @@ class Fleet:
         self.zf = str(pathlib.Path(zf).resolve())
         self.id = "%04x" % (os.getpid() & 0xffff)
         self.prefix = f"{PREFIX}{self.id}"
-        self.bridge = self.prefix
+        self.bridge = self.prefix  # the host's end of the veth pair into the switch
+        self.switch = f"{self.prefix}sw"  # the namespace that holds the bridge
         self.subnet = f"10.213.{(os.getpid() % 200) + 20}"
         self.env = dict(SMALL_FLEET_ENV)
         self.env.update(env or {})
@@ -343,10 +345,24 @@ class Fleet:
     def create_network(self):
         self.dir.mkdir(parents=True, exist_ok=True)
         (self.dir / "fleet.json").write_text(json.dumps(
-            {"prefix": self.prefix, "bridge": self.bridge,
+            {"prefix": self.prefix, "bridge": self.bridge, "switch": self.switch,
              "namespaces": [h.ns for h in self.hosts.values()]}))
         self.created = True
-        run(["ip", "link", "add", self.bridge, "type", "bridge"])
+        # The bridge lives in a namespace of the fleet's own (the "switch"), not in the host's:
+        # frames between hosts are bridged there, so the host's firewall never sees them. Docker
+        # sets the host's iptables FORWARD policy to DROP with bridge netfilter on, which dropped
+        # every frame of a bridge in the host's namespace. The host reaches the fleet through one
+        # veth pair into the switch (its own address, subnet.1), as traffic it sends and
+        # receives, not forwards.
+        run(["ip", "netns", "add", self.switch])
+        sw = ["ip", "netns", "exec", self.switch]
+        run(sw + ["ip", "link", "add", "br0", "type", "bridge"])
+        run(sw + ["ip", "link", "set", "br0", "up"])
+        run(sw + ["ip", "link", "set", "lo", "up"])
+        run(["ip", "link", "add", self.bridge, "type", "veth", "peer", "name", "uplink", "netns",
+             self.switch])
+        run(sw + ["ip", "link", "set", "uplink", "master", "br0"])
+        run(sw + ["ip", "link", "set", "uplink", "up"])
         run(["ip", "addr", "add", f"{self.subnet}.1/24", "dev", self.bridge])
         run(["ip", "link", "set", self.bridge, "up"])
         hosts_file = "127.0.0.1 localhost\n" + "".join(
@@ -359,8 +375,9 @@ class Fleet:
             (etc / "hosts").write_text(hosts_file + f"127.0.1.1 {h.name}-self\n")
             run(["ip", "link", "add", h.veth, "type", "veth", "peer", "name", "eth0", "netns",
                  h.ns])
-            run(["ip", "link", "set", h.veth, "master", self.bridge])
-            run(["ip", "link", "set", h.veth, "up"])
+            run(["ip", "link", "set", h.veth, "netns", self.switch])
+            run(sw + ["ip", "link", "set", h.veth, "master", "br0"])
+            run(sw + ["ip", "link", "set", h.veth, "up"])
             run(["ip", "netns", "exec", h.ns, "ip", "addr", "add", f"{h.address}/24", "dev",
                  "eth0"])
             run(["ip", "netns", "exec", h.ns, "ip", "link", "set", "eth0", "up"])
