@@ -3,6 +3,7 @@
 #   make test   the same, then every test (ctest minus `gpu`, the thread-safety analysis, the
 #               LibTorch-free unit tests under ASan+UBSan, and every fuzz target for a few seconds)
 #   make fuzz   every libFuzzer target for FUZZ_SECONDS each (default 300)
+#   make images the container images, compiled inside them (scripts/images; needs dockerd)
 BUILD ?= build
 BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
@@ -16,7 +17,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
 .PHONY: all bootstrap configure build demo test test-ctest test-thread-safety test-asan \
-        build-fuzz fuzz test-fuzz clean
+        build-fuzz fuzz test-fuzz images clean
 
 all: build
 
@@ -60,6 +61,9 @@ fuzz: build-fuzz
 
 test-fuzz: build-fuzz
 	@scripts/fuzz $(BUILD_FUZZ) $(TEST_FUZZ_SECONDS)
+
+images: bootstrap
+	@scripts/images
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)

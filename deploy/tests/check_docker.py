@@ -7,7 +7,8 @@ packages; `actor` installs only the packages of `zf` (no LibTorch, no OpenBLAS) 
 alone, never `zf-torch`; `runtime`, the last (so the default target), copies both. Dockerfile.cuda
 has `build` and `runtime`, whose runtime copies both binaries. Every image stage copies only from
 the build stage, runs as the user the Kubernetes manifests expect (runAsUser/fsGroup 10001),
-exposes the ports of fleet_spec.py its roles use, and has `zf` as the entry point. .dockerignore
+exposes the ports of fleet_spec.py its roles use, and has `zf` as the entry point.
+Dockerfile.prometheus is Debian's Prometheus with prom/prometheus's entry point. .dockerignore
 keeps build trees out of the context. The images the compose and Kubernetes files name are tags
 that docs/operations.md builds (`docker build -f FILE [--target STAGE] -t TAG`), every
 documented build of a tag builds the same stage, and every workload's image holds the binary its
@@ -321,11 +322,33 @@ def check_users_match(c):
                          f"{manifest.name}/{doc['metadata']['name']}: fsGroup {USER_ID}")
 
 
+def check_prometheus_dockerfile(c):
+    """Dockerfile.prometheus: one stage on the Debian 12 base, Debian's `prometheus` package
+    (and wget for compose's health check), a non-root user, prom/prometheus's entry point (so
+    deploy/compose's command serves either image). Returns its stage names."""
+    name = "Dockerfile.prometheus"
+    stages = split_stages(instructions(DOCKER / name))
+    c.expect(len(stages) == 1 and re.match(r"^\$\{DEBIAN_IMAGE\}", stages[0][1] or ""),
+             f"{name}: one stage on ${{DEBIAN_IMAGE}} (Debian 12)")
+    steps = stages[0][2] if stages else []
+    runs = " ".join(rest for word, rest in steps if word == "RUN")
+    c.expect(re.search(r"apt-get install[^&]*\bprometheus\b[^&]*\bwget\b", runs) is not None,
+             f"{name}: installs Debian's prometheus and wget")
+    c.expect(("USER", "prometheus") in steps, f"{name}: runs as the package's prometheus user")
+    c.expect(("ENTRYPOINT", '["/usr/bin/prometheus"]') in steps,
+             f"{name}: entry point /usr/bin/prometheus")
+    compose = (ROOT / "deploy" / "compose" / "docker-compose.yml").read_text()
+    c.expect("${ZF_PROMETHEUS_IMAGE:-prom/prometheus:" in compose,
+             "docker-compose.yml: Prometheus's image is ZF_PROMETHEUS_IMAGE (default the hub's)")
+    return [s[0] for s in stages]
+
+
 def main():
     c = Checker()
     binaries, stage_names = {}, {}
     for name in DOCKERFILES:
         binaries[name], stage_names[name] = check_dockerfile(c, name)
+    stage_names["Dockerfile.prometheus"] = check_prometheus_dockerfile(c)
     c.expect("ARG DEBIAN_IMAGE=debian:12" in (DOCKER / "Dockerfile").read_text(),
              "Dockerfile: Debian 12 base")
     c.expect(stage_names["Dockerfile"][-1] == "runtime",

@@ -41,6 +41,7 @@ LABELS = {
                                                   {"operation": "sample"}],
     "zf_replay_service_invalid_requests_total": [{"rpc": "insert"}],
     "zf_replay_service_overloaded_total": [{"rpc": "insert"}],
+    "zf_replay_log_quarantined_bytes": [{"kind": "torn_tail"}, {"kind": "corrupt"}],
     "zf_learner_loss": [{"head": "policy"}, {"head": "value"}, {"head": "total"}],
     "zf_build_info": [{"version": "0.1.0", "component": "test"}],
     "zf_evaluator_elo": [{"which": w, "bound": b} for w in ("newest", "best")
