@@ -1,11 +1,11 @@
 # zerofleet: the two set-up commands of the README.
 #   make demo   installs what is missing, builds, and runs the main job
 #   make test   the same, then every test (ctest minus `gpu`, the thread-safety analysis, the
-#               LibTorch-free unit tests under ASan+UBSan, and every fuzz target for a few seconds)
+#               LibTorch-free unit tests under ASan+UBSan, and every fuzz target for a few seconds;
+#               one sanitizer build, clang-14's, serves both of the last two)
 #   make fuzz   every libFuzzer target for FUZZ_SECONDS each (default 300)
 #   make images the container images, compiled inside them (scripts/images; needs dockerd)
 BUILD ?= build
-BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
 FUZZ_SECONDS ?= 300
 TEST_FUZZ_SECONDS ?= 5
@@ -17,7 +17,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
 .PHONY: all bootstrap configure build demo test test-ctest test-thread-safety test-asan \
-        build-fuzz fuzz test-fuzz images clean
+        build-sanitize build-fuzz fuzz test-fuzz images clean
 
 all: build
 
@@ -42,28 +42,29 @@ test-ctest:
 test-thread-safety:
 	@scripts/check-thread-safety $(BUILD)
 
-test-asan:
-	@cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DZF_SANITIZE=address,undefined \
-	  -DZF_BUILD_TOOLS=OFF -DZF_WITH_TORCH=OFF >/dev/null
-	@cmake --build $(BUILD_ASAN) -j$(JOBS)
-	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  ctest --test-dir $(BUILD_ASAN) -L unit --output-on-failure -j$(JOBS)
-
-# clang-14 + libFuzzer, ASan+UBSan, every library instrumented; only the fuzz targets are built.
-build-fuzz: bootstrap
+# One build for the sanitizers: clang-14, ASan+UBSan, every library with libFuzzer's coverage
+# instrumentation; the LibTorch-free libraries, their unit tests and the fuzz targets. (Two
+# builds, gcc's for the tests and clang's for the fuzzers, compiled the same libraries twice.)
+build-sanitize: bootstrap
 	@cmake -S . -B $(BUILD_FUZZ) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang-14 \
 	  -DCMAKE_CXX_COMPILER=clang++-14 -DZF_FUZZ=ON -DZF_SANITIZE=address,undefined \
 	  -DZF_WITH_TORCH=OFF -DZF_BUILD_TOOLS=OFF -DZF_WERROR=OFF >/dev/null
-	@cmake --build $(BUILD_FUZZ) -j$(JOBS) --target zf_fuzzers
+	@cmake --build $(BUILD_FUZZ) -j$(JOBS)
 
-fuzz: build-fuzz
+build-fuzz: build-sanitize
+
+test-asan: build-sanitize
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --test-dir $(BUILD_FUZZ) -L unit --output-on-failure -j$(JOBS)
+
+fuzz: build-sanitize
 	@scripts/fuzz $(BUILD_FUZZ) $(FUZZ_SECONDS)
 
-test-fuzz: build-fuzz
+test-fuzz: build-sanitize
 	@scripts/fuzz $(BUILD_FUZZ) $(TEST_FUZZ_SECONDS)
 
 images: bootstrap
 	@scripts/images
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)
+	rm -rf $(BUILD) $(BUILD_FUZZ)

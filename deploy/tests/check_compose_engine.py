@@ -12,9 +12,12 @@
 3. Checked: every health check turns healthy; games reach replay; versions are published and
    served; Prometheus (in its container) has every target up, and every dashboard and alert
    query returns data (check_queries.py).
-4. Fault: SIGKILL of replay-0's main process (what a crash or the OOM killer does; `docker kill`
+4. Faults: SIGKILL of replay-0's main process (what a crash or the OOM killer does; `docker kill`
    would count as a manual stop, which `unless-stopped` does not undo): the restart policy brings
-   it back and it still holds every game it had stored.
+   it back and it still holds every game it had stored. `docker pause` of the inference server
+   for 10 s (a gray failure): games are stored again after `docker unpause`. `docker network
+   disconnect` of an actor for 15 s (a partition): its games are acknowledged again after it is
+   connected back.
 5. Each container's resident memory (`docker stats`), each image's size.
 
 Everything it made (containers, networks, volumes, test image tags, a dockerd it started) is
@@ -278,6 +281,51 @@ class Session:
                     f"replay-0 held {games_before} games before SIGKILL, {games_after} after")
         log(f"  replay-0 SIGKILL: {self.report['replay_kill']}")
 
+    def stored_total(self):
+        return sum(total(scrape(self.address(r, 9400)), "zf_replay_inserts_total")
+                   for r in ("replay-0", "replay-1"))
+
+    def pause_inference(self, seconds):
+        """`docker pause` of the inference server (a gray failure: the process frozen, its
+        connections open): self-play stops, and resumes by itself after `docker unpause`."""
+        cid = self.containers()["inference"]
+        run([DOCKER, "pause", cid])
+        time.sleep(1)
+        stored_paused = self.stored_total()
+        time.sleep(seconds - 1)
+        during = self.stored_total() - stored_paused
+        run([DOCKER, "unpause", cid])
+        t0 = time.monotonic()
+        resumed_at = self.stored_total()
+        back = self.wait_for("games stored again after docker unpause of inference",
+                             lambda: self.stored_total() > resumed_at + 10, 120)
+        self.report["pause_inference"] = {
+            "paused_s": seconds, "games_stored_while_paused": int(during),
+            "seconds_to_10_more_games_after_unpause":
+                round(time.monotonic() - t0, 1) if back else None}
+        log(f"  docker pause inference: {self.report['pause_inference']}")
+
+    def disconnect_actor(self, seconds):
+        """`docker network disconnect` of one actor (a partition), then connect again with the
+        service's alias (Prometheus finds actors by it): its games are acknowledged again."""
+        cid = self.containers()["actor-1"]
+        networks = list(self.inspect(cid)["NetworkSettings"]["Networks"])
+        network = networks[0]
+        acked = lambda: total(scrape(self.address("actor-1", 9600)),  # noqa: E731
+                              "zf_replay_writer_acked_games_total")
+        run([DOCKER, "network", "disconnect", network, cid])
+        time.sleep(seconds)
+        run([DOCKER, "network", "connect", "--alias", "actor", network, cid])
+        t0 = time.monotonic()
+        before = self.wait_for("actor-1 metrics after reconnecting", acked, 60) or 0
+        back = self.wait_for("actor-1's games acknowledged again after the partition",
+                             lambda: (acked() or 0) > before, 120)
+        self.report["disconnect_actor"] = {
+            "partition_s": seconds,
+            "seconds_to_an_acknowledged_game_after":
+                round(time.monotonic() - t0, 1) if back else None}
+        log(f"  docker network disconnect actor-1: {self.report['disconnect_actor']}")
+
     def memory(self):
         out = run([DOCKER, "stats", "--no-stream", "--format", "{{.Name}} {{.MemUsage}}"] +
                   list(self.containers().values())).stdout
@@ -324,6 +372,8 @@ def main():
         session.up()
         session.prometheus()
         session.kill_replay()
+        session.pause_inference(seconds=10)
+        session.disconnect_actor(seconds=15)
         session.memory()
     except Exception as e:  # the report says what broke; teardown still runs
         session.failures.append(f"harness: {type(e).__name__}: {e}")
