@@ -16,14 +16,15 @@
 
 namespace {
 
+// Never destroyed: the exit handler that removes the directory runs after static destructors.
 const std::string& Dir() {
-  static const std::string dir = [] {
-    std::string d = "/dev/shm/zf-replay-log-fuzzer-" + std::to_string(::getpid());
-    std::filesystem::create_directories(d);
+  static const std::string* dir = [] {
+    auto* d = new std::string("/dev/shm/zf-replay-log-fuzzer-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(*d);
     std::atexit([] { std::filesystem::remove_all(Dir()); });
     return d;
   }();
-  return dir;
+  return *dir;
 }
 
 }  // namespace
