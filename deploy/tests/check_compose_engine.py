@@ -19,6 +19,8 @@
    disconnect` of an actor for 15 s (a partition): its games are acknowledged again after it is
    connected back.
 5. Each container's resident memory (`docker stats`), each image's size.
+6. The same fleet again under the mutual-TLS override (docker-compose.tls.yml, certificates from
+   scripts/make-certs): healthy, trains, every target up, every query with data.
 
 Everything it made (containers, networks, volumes, test image tags, a dockerd it started) is
 removed at the end, also after a failure. Traffic goes only to the containers it made (their
@@ -129,14 +131,15 @@ class Engine:
 
 
 class Session:
-    def __init__(self, build, keep_images):
+    def __init__(self, build, keep_images, tls=False):
         self.id = str(os.getpid())
-        self.project = f"zftest{self.id}"
+        self.project = f"zftest{self.id}{'tls' if tls else ''}"
         self.tag = f"test-{self.id}"
         self.build = build
         self.keep_images = keep_images
+        self.tls = tls
         self.failures = []
-        self.report = {"project": self.project}
+        self.report = {"project": self.project, "tls": tls}
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("ZF_")}
         self.env.update(SMALL_FLEET_ENV)
         self.env.update({
@@ -145,6 +148,15 @@ class Session:
             "ZF_PROMETHEUS_PORT": str(free_port()),
         })
         self.compose = ["docker-compose", "-p", self.project, "-f", str(COMPOSE)]
+        self.certs = None
+        if tls:
+            # A CA and one certificate per role (scripts/make-certs), readable by the images'
+            # user; removed by close().
+            self.certs = pathlib.Path(f"/tmp/zf-compose-engine-certs.{self.id}")
+            run([str(ROOT / "scripts" / "make-certs"), "--out", str(self.certs)], timeout=120)
+            run(["chown", "-R", "10001:10001", str(self.certs)])
+            self.env["ZF_CERTS_DIR"] = str(self.certs)
+            self.compose += ["-f", str(COMPOSE.parent / "docker-compose.tls.yml")]
 
     def expect(self, ok, message):
         if not ok:
@@ -271,12 +283,19 @@ class Session:
             "replay-0 restarted by its policy",
             lambda: self.inspect(cid)["RestartCount"] > starts_before, 60)
         address = self.address("replay-0", 9400)
-        back = self.wait_for("replay-0 answering again", lambda: scrape(address), 120)
-        games_after = total(back, "zf_replay_games_stored")
+        self.wait_for("replay-0 answering again", lambda: scrape(address), 120)
+        metrics_at = time.monotonic() - t0
+        # Its /metrics answers before the log is recovered (games_stored reads 0 until then):
+        # wait for the recovery, bounded; a shard that lost games never gets there.
+        recovered = self.wait_for(
+            f"replay-0 holding its {int(games_before)} games again",
+            lambda: total(scrape(address), "zf_replay_games_stored") >= games_before, 120)
+        games_after = total(scrape(address), "zf_replay_games_stored")
         self.report["replay_kill"] = {
             "games_stored_before": int(games_before), "games_recovered": int(games_after),
             "restart_policy_restarted": bool(restarted),
-            "seconds_to_metrics_again": round(time.monotonic() - t0, 1)}
+            "seconds_to_metrics_again": round(metrics_at, 1),
+            "seconds_to_games_recovered": round(time.monotonic() - t0, 1) if recovered else None}
         self.expect(games_after >= games_before,
                     f"replay-0 held {games_before} games before SIGKILL, {games_after} after")
         log(f"  replay-0 SIGKILL: {self.report['replay_kill']}")
@@ -339,6 +358,10 @@ class Session:
             log(logs.stdout[-6000:])
         run(self.compose + ["down", "-v", "--remove-orphans", "-t", "20"], env=self.env,
             check=False, timeout=300)
+        if self.certs is not None:
+            shutil.rmtree(self.certs, ignore_errors=True)
+
+    def remove_images(self):
         if not self.keep_images:
             run([DOCKER, "rmi", f"zerofleet:{self.tag}", f"zerofleet:actor-{self.tag}"],
                 check=False)
@@ -360,27 +383,47 @@ def main():
                   "skipping")
             return SKIP
     engine = Engine()
-    session = Session(str(pathlib.Path(args.build).resolve()), args.keep_images)
     start = time.monotonic()
     try:
         engine.ensure()
     except EngineUnavailable as e:
         print(f"compose engine: no Docker engine can run here ({e}); skipping")
         return SKIP
+    build = str(pathlib.Path(args.build).resolve())
+    plain = Session(build, args.keep_images)
+    tls = None
     try:
-        session.images()
-        session.up()
-        session.prometheus()
-        session.kill_replay()
-        session.pause_inference(seconds=10)
-        session.disconnect_actor(seconds=15)
-        session.memory()
+        log("plain fleet:")
+        plain.images()
+        plain.up()
+        plain.prometheus()
+        plain.kill_replay()
+        plain.pause_inference(seconds=10)
+        plain.disconnect_actor(seconds=15)
+        plain.memory()
     except Exception as e:  # the report says what broke; teardown still runs
-        session.failures.append(f"harness: {type(e).__name__}: {e}")
-        log(f"  FAIL: {session.failures[-1]}")
+        plain.failures.append(f"harness: {type(e).__name__}: {e}")
+        log(f"  FAIL: {plain.failures[-1]}")
     finally:
-        session.close()
-        engine.close()
+        plain.close()
+    if not plain.failures:
+        # The mutual-TLS override on the same images: every call authenticated, still trains.
+        tls = Session(build, args.keep_images, tls=True)
+        try:
+            log("mutual-TLS fleet (docker-compose.tls.yml):")
+            tls.up()
+            tls.prometheus()
+        except Exception as e:
+            tls.failures.append(f"harness: {type(e).__name__}: {e}")
+            log(f"  FAIL: {tls.failures[-1]}")
+        finally:
+            tls.close()
+    plain.remove_images()
+    engine.close()
+    session = plain
+    if tls is not None:
+        session.report["tls_fleet"] = tls.report
+        session.failures += [f"tls: {f}" for f in tls.failures]
     session.report["seconds"] = round(time.monotonic() - start, 1)
     session.report["failures"] = session.failures
     session.report["passed"] = not session.failures
