@@ -142,6 +142,12 @@ absl::StatusOr<std::unique_ptr<CheckpointDirectory>> CheckpointDirectory::Create
   if (!existing.empty()) {
     out->last_version_ = VersionFromFileName(fs::path(existing.back()).filename().string());
   }
+  // Versions set aside as damaged count too: one may have been served, so its number is never
+  // published again (also when a crash came between SetAside and the next Publish).
+  for (const auto& entry : fs::directory_iterator(fs::path(out->dir()) / "damaged", ec)) {
+    out->last_version_ =
+        std::max(out->last_version_, VersionFromFileName(entry.path().filename().string()));
+  }
   return out;
 }
 

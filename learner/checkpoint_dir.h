@@ -87,8 +87,8 @@ class CheckpointDirectory {
   absl::Status SetAside(const std::vector<std::pair<std::string, absl::Status>>& damaged);
 
   const std::string& dir() const { return options_.dir; }
-  // The highest version published or found in the directory at Create (damaged files included);
-  // -1 when none.
+  // The highest version published, or found in the directory or its damaged/ at Create; -1 when
+  // none.
   int64_t last_version() const { return last_version_; }
 
  private:

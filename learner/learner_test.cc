@@ -131,6 +131,22 @@ TEST_F(LearnerTest, ADamagedNewestCheckpointIsSetAsideAndTheNewestIntactOneResum
     EXPECT_EQ(resumed->stats().steps, 25);
     EXPECT_THAT(published, ::testing::ElementsAre(4, 5, 6));
   }
+  // A crash between setting a damaged file aside and publishing above it: the next start still
+  // publishes above the damaged version, never as it.
+  fs::remove_all(dir_);
+  {
+    ASSERT_OK_AND_ASSIGN(auto learner, Learner::Create(Options(/*max_steps=*/20)));
+    ASSERT_OK(learner->Run());
+  }
+  fs::create_directories(checkpoints + "/damaged");
+  fs::rename(checkpoints + "/" + CheckpointFileName(3),
+             checkpoints + "/damaged/" + CheckpointFileName(3));
+  std::vector<int64_t> published;
+  LearnerOptions o = Options(/*max_steps=*/20);
+  o.on_publish = [&](const model::CheckpointManifest& m) { published.push_back(m.version); };
+  ASSERT_OK_AND_ASSIGN(auto resumed, Learner::Create(o));
+  EXPECT_EQ(resumed->stats().steps, 10);
+  EXPECT_THAT(published, ::testing::ElementsAre(4));
 }
 
 TEST_F(LearnerTest, StopFinishesTheStepAndCheckpoints) {
