@@ -17,7 +17,9 @@
    it back and it still holds every game it had stored. `docker pause` of the inference server
    for 10 s (a gray failure): games are stored again after `docker unpause`. `docker network
    disconnect` of an actor for 15 s (a partition): its games are acknowledged again after it is
-   connected back.
+   connected back. SIGKILL of the inference server and of the learner: restarted by the policy,
+   the version never goes backwards, games flow again. Games/s over 20 s, against the same fleet
+   as bare processes.
 5. Each container's resident memory (`docker stats`), each image's size.
 6. The same fleet again under the mutual-TLS override (docker-compose.tls.yml, certificates from
    scripts/make-certs): healthy, trains, every target up, every query with data.
@@ -271,17 +273,8 @@ class Session:
         address = self.address("replay-0", 9400)
         before = self.wait_for("replay-0 metrics", lambda: scrape(address), 30)
         games_before = total(before, "zf_replay_games_stored")
-        cid = self.containers()["replay-0"]
-        starts_before = self.inspect(cid)["RestartCount"]
-        init_pid = self.inspect(cid)["State"]["Pid"]
-        children = pathlib.Path(f"/proc/{init_pid}/task/{init_pid}/children").read_text().split()
-        self.expect(children, "replay-0: no process under the container's init")
         t0 = time.monotonic()
-        for pid in children:
-            os.kill(int(pid), 9)
-        restarted = self.wait_for(
-            "replay-0 restarted by its policy",
-            lambda: self.inspect(cid)["RestartCount"] > starts_before, 60)
+        restarted = self.kill_main_process("replay-0")
         address = self.address("replay-0", 9400)
         self.wait_for("replay-0 answering again", lambda: scrape(address), 120)
         metrics_at = time.monotonic() - t0
@@ -299,6 +292,50 @@ class Session:
         self.expect(games_after >= games_before,
                     f"replay-0 held {games_before} games before SIGKILL, {games_after} after")
         log(f"  replay-0 SIGKILL: {self.report['replay_kill']}")
+
+    def kill_main_process(self, service):
+        """SIGKILL of a service's zf (the child of the container's init), from the host, as a
+        crash or the OOM killer would; returns once the restart policy has restarted it."""
+        cid = self.containers()[service]
+        starts_before = self.inspect(cid)["RestartCount"]
+        init_pid = self.inspect(cid)["State"]["Pid"]
+        children = pathlib.Path(f"/proc/{init_pid}/task/{init_pid}/children").read_text().split()
+        self.expect(children, f"{service}: no process under the container's init")
+        for pid in children:
+            os.kill(int(pid), 9)
+        return self.wait_for(f"{service} restarted by its policy",
+                             lambda: self.inspect(cid)["RestartCount"] > starts_before, 60)
+
+    def kill_inference_and_learner(self):
+        """SIGKILL of the inference server, then of the learner: each is restarted by its policy,
+        the version served never goes backwards, and games flow again."""
+        for service, port, name in (("inference", 9300, "zf_inference_model_version"),
+                                    ("learner", 9500, "zf_learner_published_version")):
+            version_before = total(scrape(self.address(service, port)), name)
+            t0 = time.monotonic()
+            restarted = self.kill_main_process(service)
+            address = self.address(service, port)
+            back = self.wait_for(f"{service} back at version {int(version_before)} or later",
+                                 lambda: total(scrape(address), name) >= version_before, 180)
+            stored = self.stored_total()
+            flowing = self.wait_for(f"games stored again after {service}'s restart",
+                                    lambda: self.stored_total() > stored + 10, 120)
+            self.report[f"{service}_kill"] = {
+                "version_before": int(version_before),
+                "version_after": int(total(scrape(address), name)),
+                "restart_policy_restarted": bool(restarted),
+                "seconds_to_version_again": round(time.monotonic() - t0, 1) if back else None,
+                "games_flowing_again": bool(flowing)}
+            log(f"  {service} SIGKILL: {self.report[f'{service}_kill']}")
+
+    def games_rate(self, seconds=20):
+        """Acknowledged games per second over `seconds` (stored by both shards), to hold against
+        the same fleet as bare processes (tests/multihost's baseline)."""
+        before, t0 = self.stored_total(), time.monotonic()
+        time.sleep(seconds)
+        rate = (self.stored_total() - before) / (time.monotonic() - t0)
+        self.report["games_per_s"] = round(rate, 1)
+        log(f"  {rate:.1f} games stored per second over {seconds} s")
 
     def stored_total(self):
         return sum(total(scrape(self.address(r, 9400)), "zf_replay_inserts_total")
@@ -397,7 +434,9 @@ def main():
         plain.images()
         plain.up()
         plain.prometheus()
+        plain.games_rate()
         plain.kill_replay()
+        plain.kill_inference_and_learner()
         plain.pause_inference(seconds=10)
         plain.disconnect_actor(seconds=15)
         plain.memory()
