@@ -19,7 +19,8 @@
    disconnect` of an actor for 15 s (a partition): its games are acknowledged again after it is
    connected back. SIGKILL of the inference server and of the learner: restarted by the policy,
    the version never goes backwards, games flow again. Games/s over 20 s, against the same fleet
-   as bare processes.
+   as bare processes. Last, `docker-compose up -d` of a new image tag under load: every
+   container recreated, no game lost, versions not backwards, games flowing again.
 5. Each container's resident memory (`docker stats`), each image's size.
 6. The same fleet again under the mutual-TLS override (docker-compose.tls.yml, certificates from
    scripts/make-certs): healthy, trains, every target up, every query with data.
@@ -151,6 +152,7 @@ class Session:
         })
         self.compose = ["docker-compose", "-p", self.project, "-f", str(COMPOSE)]
         self.certs = None
+        self.extra_tags = []
         if tls:
             # A CA and one certificate per role (scripts/make-certs), readable by the images'
             # user; removed by close().
@@ -328,6 +330,43 @@ class Session:
                 "games_flowing_again": bool(flowing)}
             log(f"  {service} SIGKILL: {self.report[f'{service}_kill']}")
 
+    def rolling_update(self):
+        """`docker-compose up -d` of a new image tag under load (the same image under a second
+        tag, so every zerofleet container is recreated, in dependency order, each stopped with
+        its grace period): every shard keeps its games, versions never go backwards, games flow
+        again on the new containers."""
+        new_cpu, new_actor = f"zerofleet:{self.tag}-next", f"zerofleet:actor-{self.tag}-next"
+        run([DOCKER, "tag", self.env["ZF_IMAGE"], new_cpu])
+        run([DOCKER, "tag", self.env["ZF_ACTOR_IMAGE"], new_actor])
+        self.extra_tags = [new_cpu, new_actor]
+        games = {r: total(scrape(self.address(r, 9400)), "zf_replay_games_stored")
+                 for r in ("replay-0", "replay-1")}
+        version = total(scrape(self.address("inference", 9300)), "zf_inference_model_version")
+        self.env.update({"ZF_IMAGE": new_cpu, "ZF_ACTOR_IMAGE": new_actor})
+        t0 = time.monotonic()
+        run(self.compose + ["up", "-d", "--scale", "actor=2"] + SERVICES, env=self.env,
+            timeout=900)
+        up_s = time.monotonic() - t0
+        images = {name: self.inspect(cid)["Config"]["Image"]
+                  for name, cid in self.containers().items() if name != "prometheus"}
+        self.expect(all(i in (new_cpu, new_actor) for i in images.values()),
+                    f"rolling update: containers still on the old tag: {images}")
+        for r, before in games.items():
+            address = self.address(r, 9400)
+            self.wait_for(f"{r} holding its {int(before)} games after the update",
+                          lambda: total(scrape(address), "zf_replay_games_stored") >= before, 120)
+        inference = self.address("inference", 9300)
+        self.wait_for("inference back at its version after the update",
+                      lambda: total(scrape(inference), "zf_inference_model_version") >= version,
+                      180)
+        stored = self.stored_total()
+        flowing = self.wait_for("games stored on the new containers",
+                                lambda: self.stored_total() > stored + 10, 120)
+        self.report["rolling_update"] = {
+            "up_s": round(up_s, 1), "seconds_to_games_flowing": round(
+                time.monotonic() - t0, 1) if flowing else None}
+        log(f"  rolling update to a new tag: {self.report['rolling_update']}")
+
     def games_rate(self, seconds=20):
         """Acknowledged games per second over `seconds` (stored by both shards), to hold against
         the same fleet as bare processes (tests/multihost's baseline)."""
@@ -400,8 +439,8 @@ class Session:
 
     def remove_images(self):
         if not self.keep_images:
-            run([DOCKER, "rmi", f"zerofleet:{self.tag}", f"zerofleet:actor-{self.tag}"],
-                check=False)
+            run([DOCKER, "rmi", f"zerofleet:{self.tag}", f"zerofleet:actor-{self.tag}"] +
+                self.extra_tags, check=False)
 
 
 def main():
@@ -440,6 +479,7 @@ def main():
         plain.pause_inference(seconds=10)
         plain.disconnect_actor(seconds=15)
         plain.memory()
+        plain.rolling_update()
     except Exception as e:  # the report says what broke; teardown still runs
         plain.failures.append(f"harness: {type(e).__name__}: {e}")
         log(f"  FAIL: {plain.failures[-1]}")
