@@ -219,8 +219,10 @@ absl::StatusOr<SegmentScan> ScanSegment(SegmentId id, absl::string_view data, bo
       if (after > pos && after < size &&
           ParseFrame(/*v1=*/false, data, after, max_record_bytes).intact) {
         next = after;
-      } else if (after != size) {
-        next = FindIntactFrame(data, pos + 1, max_record_bytes);
+      } else if (after < size) {
+        // The record's own bytes are skipped whole: its payload (client bytes) may hold
+        // something that looks like a frame.
+        next = FindIntactFrame(data, after > pos ? after : pos + 1, max_record_bytes);
       }
     }
     damaged(pos, next, frame.problem);

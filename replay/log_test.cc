@@ -345,6 +345,35 @@ TEST_F(LogTest, RandomDamageCostsExactlyTheRecordsItTouches) {
   }
 }
 
+// A payload is a client's bytes and may hold a whole valid frame; when that record is damaged,
+// recovery skips its bytes whole (its intact header says how many) and never reads the frame
+// inside it as a record.
+TEST_F(LogTest, AFrameInsideADamagedPayloadIsNotRecovered) {
+  std::vector<std::pair<SegmentId, std::string>> recovered;
+  std::string inner, path;
+  {
+    auto log = OpenCollecting(Options(), &recovered);
+    ASSERT_OK_AND_ASSIGN(SegmentId s, log->Append("planted"));
+    path = log->SegmentPath(s);
+  }
+  inner = ReadAll(path).substr(kMagic);  // a valid frame of "planted"
+  std::filesystem::remove_all(dir_);
+  {
+    auto log = OpenCollecting(Options(), &recovered);
+    ASSERT_OK(log->Append("x" + inner + "tail").status());
+    ASSERT_OK(log->Append("after").status());
+    ASSERT_OK(log->Append("last").status());
+  }
+  // Damage running from the outer record's end into the next one's header, so recovery must
+  // search for the next intact record (the one after the outer record is not).
+  const int64_t outer = kHeader + 1 + static_cast<int64_t>(inner.size()) + 4;
+  Overwrite(path, kMagic + outer - 2, std::string(4, '\0'));
+  recovered.clear();
+  auto log = OpenCollecting(Options(), &recovered);
+  EXPECT_THAT(Payloads(recovered), ElementsAre("last"));
+  EXPECT_EQ(log->recovery().corrupt_bytes, outer + kHeader + 5);
+}
+
 TEST_F(LogTest, ReadReportsDamageWithItsBytesAndRepairsNothing) {
   std::vector<std::pair<SegmentId, std::string>> recovered;
   std::string path;
