@@ -145,10 +145,12 @@ class Session:
         self.report = {"project": self.project, "tls": tls}
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("ZF_")}
         self.env.update(SMALL_FLEET_ENV)
+        self.prometheus_port = free_port()
         self.env.update({
             "ZF_IMAGE": f"zerofleet:{self.tag}", "ZF_ACTOR_IMAGE": f"zerofleet:actor-{self.tag}",
             "ZF_PROMETHEUS_IMAGE": "zerofleet-prometheus:debian12",
-            "ZF_PROMETHEUS_PORT": str(free_port()),
+            # Published on loopback only ("HOST:PORT" is a valid left side of compose's mapping).
+            "ZF_PROMETHEUS_PORT": f"127.0.0.1:{self.prometheus_port}",
         })
         self.compose = ["docker-compose", "-p", self.project, "-f", str(COMPOSE)]
         self.certs = None
@@ -248,7 +250,7 @@ class Session:
             f"{self.report['first_served_version_above_1_s']} s")
 
     def prometheus(self):
-        url = f"http://127.0.0.1:{self.env['ZF_PROMETHEUS_PORT']}"
+        url = f"http://127.0.0.1:{self.prometheus_port}"
 
         def targets():
             try:
