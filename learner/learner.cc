@@ -65,8 +65,9 @@ absl::StatusOr<std::unique_ptr<Learner>> Learner::Create(LearnerOptions options)
                           .Add({});
   auto& loss = metrics::BuildGauge()
                    .Name("zf_learner_loss")
-                   .Help("Loss of the last training batch, by head (policy, value, total; "
-                         "ownership and score with aux heads).")
+                   .Help(
+                       "Loss of the last training batch, by head (policy, value, total; "
+                       "ownership and score with aux heads).")
                    .Register(r);
   l.loss_policy_ = &loss.Add({{"head", "policy"}});
   l.loss_value_ = &loss.Add({{"head", "value"}});

@@ -23,11 +23,11 @@ namespace zf::replay {
 namespace {
 
 using ::testing::HasSubstr;
+using zerofleet::v1::GameRecord;
+using zerofleet::v1::SampleBatch;
 using ::zf::replay::testing::MakeRecord;
 using ::zf::testing::StatusIs;
 using ::zf::testing::WaitFor;
-using zerofleet::v1::GameRecord;
-using zerofleet::v1::SampleBatch;
 
 class ShardTest : public ::testing::Test {
  protected:
@@ -142,8 +142,8 @@ TEST_F(ShardTest, SegmentsOfEvictedGamesAreDeletedAndStayGoneAfterRestart) {
     ASSERT_OK_AND_ASSIGN(auto shard, Shard::Create(Options()));
     // Each record is ~300 bytes encoded, so 1024-byte segments hold about three.
     for (int g = 0; g < 12; ++g) {
-      ASSERT_OK(shard->Insert(MakeRecord(absl::StrCat("g", g), 10, g), absl::InfiniteFuture())
-                    .status());
+      ASSERT_OK(
+          shard->Insert(MakeRecord(absl::StrCat("g", g), 10, g), absl::InfiniteFuture()).status());
     }
     EXPECT_EQ(shard->stats().positions, 30);  // the last three games
     EXPECT_EQ(shard->stats().games, 3);
