@@ -58,6 +58,20 @@ class LogTest : public ::testing::Test {
     return log.ok() ? std::move(*log) : nullptr;
   }
 
+  // Opens the log, appends `payloads` and closes it. Returns the path of the segment that holds
+  // the first one.
+  std::string WriteRecords(const std::vector<std::string>& payloads) {
+    std::vector<std::pair<SegmentId, std::string>> ignored;
+    auto log = OpenCollecting(Options(), &ignored);
+    std::string path;
+    for (const std::string& payload : payloads) {
+      absl::StatusOr<SegmentId> s = log->Append(payload);
+      EXPECT_OK(s.status());
+      if (path.empty() && s.ok()) path = log->SegmentPath(*s);
+    }
+    return path;
+  }
+
   std::vector<std::string> Payloads(const std::vector<std::pair<SegmentId, std::string>>& v) {
     std::vector<std::string> out;
     for (const auto& [s, p] : v) out.push_back(p);
@@ -169,14 +183,7 @@ TEST_F(LogTest, TornTailIsCutOffCopiedAsideAndNewAppendsAreClean) {
 
 TEST_F(LogTest, FlippedBitCostsOnlyItsRecordAndTheSegmentIsRewrittenWithoutIt) {
   std::vector<std::pair<SegmentId, std::string>> recovered;
-  std::string path;
-  {
-    auto log = OpenCollecting(Options(), &recovered);
-    ASSERT_OK_AND_ASSIGN(SegmentId s, log->Append("first"));
-    ASSERT_OK(log->Append("second").status());
-    ASSERT_OK(log->Append("third").status());
-    path = log->SegmentPath(s);
-  }
+  const std::string path = WriteRecords({"first", "second", "third"});
   const int64_t second = kMagic + kHeader + 5;
   const std::string damaged_frame = ReadAll(path).substr(second, kHeader + 6);
   FlipBit(path, second + kHeader + 2);  // in "second"'s payload
@@ -209,13 +216,7 @@ TEST_F(LogTest, FlippedBitCostsOnlyItsRecordAndTheSegmentIsRewrittenWithoutIt) {
 
 TEST_F(LogTest, ACorruptLengthIsCaughtByTheHeaderChecksumAndTheNextRecordIsFound) {
   std::vector<std::pair<SegmentId, std::string>> recovered;
-  std::string path;
-  {
-    auto log = OpenCollecting(Options(), &recovered);
-    ASSERT_OK_AND_ASSIGN(SegmentId s, log->Append("first"));
-    ASSERT_OK(log->Append("second").status());
-    path = log->SegmentPath(s);
-  }
+  const std::string path = WriteRecords({"first", "second"});
   Overwrite(path, kMagic + 4 + 3, "\x7f");  // length 0x7f000005: also over max_record_bytes
   auto log = OpenCollecting(Options(), &recovered);
   EXPECT_THAT(Payloads(recovered), ElementsAre("second"));
@@ -245,13 +246,7 @@ TEST_F(LogTest, DamageAtTheEndOfAClosedSegmentIsCorruptNotATornTail) {
 
 TEST_F(LogTest, ABadMagicLosesNoRecord) {
   std::vector<std::pair<SegmentId, std::string>> recovered;
-  std::string path;
-  {
-    auto log = OpenCollecting(Options(), &recovered);
-    ASSERT_OK_AND_ASSIGN(SegmentId s, log->Append("first"));
-    ASSERT_OK(log->Append("second").status());
-    path = log->SegmentPath(s);
-  }
+  const std::string path = WriteRecords({"first", "second"});
   Overwrite(path, 0, std::string(8, '\0'));
   {
     auto log = OpenCollecting(Options(), &recovered);
@@ -375,15 +370,7 @@ TEST_F(LogTest, AFrameInsideADamagedPayloadIsNotRecovered) {
 }
 
 TEST_F(LogTest, ReadReportsDamageWithItsBytesAndRepairsNothing) {
-  std::vector<std::pair<SegmentId, std::string>> recovered;
-  std::string path;
-  {
-    auto log = OpenCollecting(Options(), &recovered);
-    ASSERT_OK_AND_ASSIGN(SegmentId s, log->Append("first"));
-    ASSERT_OK(log->Append("second").status());
-    ASSERT_OK(log->Append("third").status());
-    path = log->SegmentPath(s);
-  }
+  const std::string path = WriteRecords({"first", "second", "third"});
   FlipBit(path, kMagic + kHeader + 5 + kHeader);
   const std::string before = ReadAll(path);
   std::vector<std::string> payloads, damaged;
