@@ -526,7 +526,11 @@ absl::StatusOr<Checkpoint> ReadCheckpoint(const std::string& path) {
   if (data.size() != file.size) {
     return absl::DataLossError(absl::StrCat(path, ": the file shrank while being read"));
   }
-  Parser parser(data, file.size, path);
+  return ParseCheckpoint(data, path);
+}
+
+absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view data, const std::string& path) {
+  Parser parser(data, data.size(), path);
   ZF_ASSIGN_OR_RETURN(std::vector<Section> sections, parser.Parse(/*manifest_only=*/false));
   Checkpoint checkpoint;
   ZF_ASSIGN_OR_RETURN(checkpoint.manifest,

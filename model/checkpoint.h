@@ -117,6 +117,11 @@ absl::StatusOr<CheckpointManifest> WriteCheckpoint(const std::string& path,
 //   another errno-derived code if the file cannot be read.
 absl::StatusOr<Checkpoint> ReadCheckpoint(const std::string& path);
 
+// ReadCheckpoint of a file's bytes already in memory (`path` names them in messages): for a
+// reader that needs the bytes too, e.g. the model service, which serves what it verified.
+// Returns: as ReadCheckpoint (DataLoss for anything wrong with the contents).
+absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view data, const std::string& path);
+
 // Reads and verifies only the header and the manifest (its SHA-256 included), without reading
 // or verifying the rest of the file. Cheap enough to poll a directory with.
 // Returns: as ReadCheckpoint (a corrupt weights section is not detected here).

@@ -165,10 +165,7 @@ absl::Status Shard::Recover() {
   // What can still be said of each damaged record: the game it held, where its id survives.
   int64_t lost_ids = 0;
   auto damage = [&](const DamagedRegion& region, absl::string_view bytes) {
-    const std::optional<std::string> id =
-        bytes.size() > static_cast<size_t>(region.header_bytes)
-            ? LeadingGameId(bytes.substr(region.header_bytes), options_.table.max_id_bytes)
-            : std::nullopt;
+    const std::optional<std::string> id = LostGameId(region, bytes, options_.table.max_id_bytes);
     if (id.has_value()) ++lost_ids;
     ZF_LOG(WARNING) << "replay recovery: " << (region.torn_tail ? "torn tail" : "corrupt region")
                     << " in segment " << region.segment << " at offset " << region.offset << " ("

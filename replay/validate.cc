@@ -236,4 +236,10 @@ std::optional<std::string> LeadingGameId(absl::string_view payload, int64_t max_
   return std::string(payload.substr(pos, length));
 }
 
+std::optional<std::string> LostGameId(const DamagedRegion& region, absl::string_view bytes,
+                                      int64_t max_id_bytes) {
+  if (bytes.size() <= static_cast<size_t>(region.header_bytes)) return std::nullopt;
+  return LeadingGameId(bytes.substr(static_cast<size_t>(region.header_bytes)), max_id_bytes);
+}
+
 }  // namespace zf::replay

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "proto/zerofleet/v1/replay.pb.h"
+#include "replay/log.h"
 #include "replay/table.h"
 
 namespace zf::replay {
@@ -49,5 +50,10 @@ absl::Status ValidateGameRecord(const zerofleet::v1::GameRecord& record,
 // Returns nullopt when the bytes do not start with a game_id field of 1..max_id_bytes bytes.
 std::optional<std::string> LeadingGameId(absl::string_view payload,
                                          int64_t max_id_bytes = TableOptions().max_id_bytes);
+
+// LeadingGameId of a damaged log region's record (`bytes`, as Log's DamageVisitor gets them): the
+// payload starts region.header_bytes in, if its header survived.
+std::optional<std::string> LostGameId(const DamagedRegion& region, absl::string_view bytes,
+                                      int64_t max_id_bytes = TableOptions().max_id_bytes);
 
 }  // namespace zf::replay

@@ -83,11 +83,7 @@ absl::StatusOr<LogContents> ReadLogContents(const std::string& dir, absl::string
             return absl::OkStatus();
           },
           [&](const replay::DamagedRegion& region, absl::string_view bytes) {
-            std::optional<std::string> id;
-            if (bytes.size() > static_cast<size_t>(region.header_bytes)) {
-              id = replay::LeadingGameId(bytes.substr(region.header_bytes));
-            }
-            contents.damage.emplace_back(region, std::move(id));
+            contents.damage.emplace_back(region, replay::LostGameId(region, bytes));
           }));
   return contents;
 }

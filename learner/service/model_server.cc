@@ -209,9 +209,13 @@ void ModelServer::Refresh() {
     absl::MutexLock lock(&mu_);
     if (manifest->version <= latest_.version()) return;
   }
-  // Verify every section before announcing (outside the lock: I/O): a file damaged at rest has
-  // an intact manifest more often than not, and a version announced is one servers will fetch.
-  if (absl::StatusOr<model::Checkpoint> whole = model::ReadCheckpoint(*path); !whole.ok()) {
+  // Read, verify and hash outside the lock (I/O). Every section is verified before announcing:
+  // a file damaged at rest has an intact manifest more often than not, and a version announced
+  // is one servers will fetch.
+  absl::StatusOr<std::string> contents = ReadFile(*path);
+  if (!contents.ok()) return;
+  if (absl::StatusOr<model::Checkpoint> whole = model::ParseCheckpoint(*contents, *path);
+      !whole.ok()) {
     if (refused_path_ != *path) {
       ZF_LOG(WARNING) << "model server: not announcing version " << manifest->version << ": "
                       << whole.status();
@@ -219,8 +223,6 @@ void ModelServer::Refresh() {
     }
     return;
   }
-  absl::StatusOr<std::string> contents = ReadFile(*path);
-  if (!contents.ok()) return;
   ModelVersion described = Describe(*manifest, *contents);
   absl::MutexLock lock(&mu_);
   if (described.version() <= latest_.version()) return;
