@@ -22,9 +22,10 @@
 // Recovery. Open() reads every segment in id order and hands each intact record to a visitor.
 // A bad frame (a short header or payload, a header or payload checksum that fails, a length over
 // max_record_bytes, a bad magic) starts a damaged region, which ends at the next intact record:
-// after a bad payload under an intact header, the record the header's length points to; else
-// the next place where sync bytes begin an intact record (a ZFRLOG01 segment: its end). So one
-// bad record costs that record, and every intact record after it is kept. A region is
+// the first place where sync bytes begin an intact record, searched from the end of the bad
+// record when its header is intact (its payload, a client's bytes, is never searched) and from
+// the next byte otherwise (a ZFRLOG01 segment: its end). So one bad record costs that record,
+// and every intact record after it is kept. A region is
 //   - a torn tail when it ends the newest segment: the write a crash interrupted, which was never
 //     acknowledged (a group is acknowledged only after its fdatasync);
 //   - corrupt anywhere else (a closed segment, or followed by intact records): bytes that were
