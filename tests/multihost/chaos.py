@@ -71,6 +71,11 @@ class Durations:
 FAULTS = ["replay-kill", "inference-kill", "learner-kill", "partition-actor", "partition-replay",
           "sigstop-inference", "disk-full", "damage-replay", "damage-checkpoint",
           "rolling-restart"]
+# The same scenarios through a Docker engine (enginefleet.py: SIGKILL of a container's main process,
+# restarted by its policy; `docker pause`; `docker network disconnect`), and the rolling
+# `docker-compose up -d` of a new image tag in place of the rolling restart.
+ENGINE_FAULTS = ["replay-kill", "inference-kill", "learner-kill", "sigstop-inference",
+                 "partition-actor", "partition-replay", "rolling-update"]
 
 
 def log_frames(data):
@@ -96,9 +101,13 @@ def log_frames(data):
 
 
 class Session:
+    """The faults, their measurements and the end's checks, over a fleet: namespaced processes
+    (fleetlib.Fleet, made here from the other arguments) or the containers of a Docker engine
+    (`fleet`: an enginefleet.EngineFleet, whose restart policy brings killed processes back)."""
+
     def __init__(self, run_dir, zf, quick, actors=2, previous_zf=None, interval=1.0, log=print,
-                 env=None, tmpfs_bytes=64 << 20, tls=False):
-        self.fleet = fleetlib.Fleet(run_dir, zf, actors=actors, env=env, tls=tls)
+                 env=None, tmpfs_bytes=64 << 20, tls=False, fleet=None):
+        self.fleet = fleet or fleetlib.Fleet(run_dir, zf, actors=actors, env=env, tls=tls)
         self.tmpfs_bytes = tmpfs_bytes
         self.d = Durations(quick)
         # The previous release has no TLS: it cannot join a mutual-TLS fleet.
@@ -166,14 +175,14 @@ class Session:
             self.fleet.mount_tmpfs(host.volume_dirs()[0], self.tmpfs_bytes)
         for h in self.fleet.hosts.values():
             self.fleet.start(h)
-            self.log(f"  {h.name:10s} {h.address:14s} up ({h.role})")
+            self.log(f"  {h.name:10s} {str(h.address):14s} up ({h.role})")
         self.monitor = fleetlib.Monitor(self.fleet, interval=self.interval)
         self.monitor.start()
-        if fleetlib.Prometheus.available():
-            self.prometheus = fleetlib.Prometheus(self.fleet)
+        self.prometheus, why_not = self.fleet.alert_source()
+        if self.prometheus is not None:
             self.prometheus.start()
         else:
-            self.log("  (no prometheus binary: the alert checks are skipped)")
+            self.log(f"  ({why_not})")
         # Steady load: games acknowledged for a few seconds in a row.
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
@@ -290,6 +299,14 @@ class Session:
         d = self.d
         if name == "replay-kill":
             shard = f.hosts["replay-0"]
+            if f.restarts_by_policy:  # down as long as the restart policy leaves it
+                def inject():
+                    t = time.monotonic()
+                    shard.kill9()
+                    f.start(shard)
+                    return {"host": shard.name, "restarted_by": "restart policy",
+                            "down_until_healthy_s": round(time.monotonic() - t, 1)}
+                return self.measure_fault(name, inject)
             return self.outage(name, shard, "down_s", d.replay_down_s, shard.kill9,
                                lambda: f.start(shard))
         if name == "inference-kill":
@@ -460,7 +477,18 @@ class Session:
                     info["previous_release_actor"] = self.previous_actor()
                 return info
             return self.measure_fault(name, inject)
-        raise ValueError(f"unknown fault {name!r}; known: {', '.join(FAULTS)}")
+        if name == "rolling-update":
+            # The engine's rolling update: `docker-compose up -d` of a new image tag under load.
+            def inject():
+                before = {h.name: h.state()["Config"]["Image"] for h in f.hosts.values()}
+                info = f.rolling_update()
+                unchanged = sorted(n for n, image in info["images"].items() if image == before[n])
+                self.expect(not unchanged, f"rolling update: not recreated on the new tag: "
+                                           f"{unchanged}")
+                return info
+            return self.measure_fault(name, inject)
+        raise ValueError(f"unknown fault {name!r}; known: {', '.join(FAULTS)}, and on an engine "
+                         f"{', '.join(ENGINE_FAULTS)}")
 
     def previous_actor(self):
         """An actor of the previous release replaces actor-2 for a while, then the new one comes

@@ -100,8 +100,9 @@ def compose_services(env_overrides, files=(COMPOSE,)):
         argv += ["-f", str(f)]
     out = run(argv + ["config"], env=env, timeout=120).stdout
     services = yaml.safe_load(out)["services"]
+    # zerofleet:TAG and zerofleet:actor-TAG (not zerofleet-prometheus, a Prometheus image).
     return {name: s for name, s in services.items()
-            if str(s.get("image", "")).startswith("zerofleet")}
+            if re.match(r"zerofleet(:|$)", str(s.get("image", "")))}
 
 
 def parse_metrics(text):
@@ -214,6 +215,9 @@ class Host:
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
 
+    def pid(self):
+        return self.proc.pid if self.alive() else None
+
     def signal(self, sig):
         if self.alive():
             os.kill(self.proc.pid, sig)
@@ -283,7 +287,12 @@ class Host:
 
 
 class Fleet:
-    """The compose fleet on namespaced hosts. Use as a context manager: `with Fleet(...) as f`."""
+    """The compose fleet on namespaced hosts. Use as a context manager: `with Fleet(...) as f`.
+    (tests/multihost/enginefleet.py is the same interface over containers on a Docker engine.)"""
+
+    # The harness starts a killed process again (fleet.start); on an engine the restart policy
+    # does.
+    restarts_by_policy = False
 
     def __init__(self, run_dir, zf, actors=2, env=None, tls=False):
         self.dir = pathlib.Path(run_dir).resolve()
@@ -334,6 +343,17 @@ class Fleet:
 
     def by_role(self, role):
         return [h for h in self.hosts.values() if h.role == role]
+
+    def acked_logs(self):
+        """[(key, path)] of the actors' acknowledgement logs (one per actor host)."""
+        return [(h.name, h.acked_log) for h in self.by_role("actor")]
+
+    def alert_source(self):
+        """(a started-on-demand Prometheus evaluating deploy/prometheus/alerts.yml, or None, and
+        why not)."""
+        if not Prometheus.available():
+            return None, "no prometheus binary: the alert checks are skipped"
+        return Prometheus(self), None
 
     def __enter__(self):
         return self
@@ -493,15 +513,14 @@ class Monitor(threading.Thread):
         self.t0 = time.monotonic()
 
     def read_acked(self):
-        for h in self.fleet.by_role("actor"):
-            path = h.acked_log
+        for key, path in self.fleet.acked_logs():
             if not path.exists():
                 continue
             with open(path, "rb") as f:
-                f.seek(self.offsets.get(h.name, 0))
+                f.seek(self.offsets.get(key, 0))
                 data = f.read()
             cut = data.rfind(b"\n") + 1  # whole lines only
-            self.offsets[h.name] = self.offsets.get(h.name, 0) + cut
+            self.offsets[key] = self.offsets.get(key, 0) + cut
             for line in data[:cut].decode().splitlines():
                 if line:
                     if line not in self.acked_ids:
@@ -515,9 +534,10 @@ class Monitor(threading.Thread):
         hosts = {}
         for h in list(self.fleet.hosts.values()):
             entry = {"alive": h.alive()}
-            if h.alive():
-                entry["pid"] = h.proc.pid  # a restart is a new pid: resource slopes are per process
-                stats = proc_stats(h.proc.pid)
+            pid = h.pid()
+            if pid is not None:
+                entry["pid"] = pid  # a restart is a new pid: resource slopes are per process
+                stats = proc_stats(pid)
                 if stats:
                     entry.update(stats)
                     h.peak_rss_bytes = max(h.peak_rss_bytes, stats["peak_rss_bytes"])
