@@ -27,8 +27,10 @@ bootstrap:
 configure: bootstrap
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS) >/dev/null
 
+# Quiet unless it fails (one progress line on a terminal; BUILD/build.log has it all;
+# VERBOSE=1 prints everything).
 build: configure
-	@cmake --build $(BUILD) -j$(JOBS)
+	@scripts/quiet-build $(BUILD) $(JOBS)
 
 demo: build
 	@scripts/demo $(BUILD)/cli/zf
@@ -49,7 +51,7 @@ build-sanitize: bootstrap
 	@cmake -S . -B $(BUILD_FUZZ) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang-14 \
 	  -DCMAKE_CXX_COMPILER=clang++-14 -DZF_FUZZ=ON -DZF_SANITIZE=address,undefined \
 	  -DZF_WITH_TORCH=OFF -DZF_BUILD_TOOLS=OFF -DZF_WERROR=OFF >/dev/null
-	@cmake --build $(BUILD_FUZZ) -j$(JOBS)
+	@scripts/quiet-build $(BUILD_FUZZ) $(JOBS)
 
 build-fuzz: build-sanitize
 

@@ -3,6 +3,10 @@
 // session), the default anchors per game, and the one-line report of a rated version.
 #pragma once
 
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -16,6 +20,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "cli/players.h"
 #include "common/status_macros.h"
 #include "evaluator/evaluator.h"
@@ -107,6 +113,60 @@ class PlayersMatchRunner final : public evaluator::MatchRunner {
   std::map<std::string, std::unique_ptr<Player<G>>> networks_;  // of the last game
 };
 
+// Holds the thread that plays to `share` of one core: after each game it sleeps until the
+// thread's CPU time is at most `share` of the wall time since its first game, with at most 10 s
+// of unused share carried (a wait between versions is no licence for a burst after it). `zf run`
+// evaluates through it at the process's own priority. Before, a thread at nice 19 evaluated, and
+// starved whenever anything else ran on the machine (no Elo in 5 minutes of a demo beside a
+// nice-19 build): a share is what the evaluator gets however busy the machine, and no more.
+// Thread-compatible, like the runner it wraps; Play is called by one thread.
+class CpuShareRunner : public evaluator::MatchRunner {
+ public:
+  // `inner` must outlive this; `share` in (0, 1]; `stop` ends a sleep early.
+  CpuShareRunner(evaluator::MatchRunner* inner, double share, const std::atomic<bool>* stop)
+      : inner_(inner), share_(share), stop_(stop) {}
+
+  absl::StatusOr<zerofleet::v1::EvaluationGame> Play(const std::string& first,
+                                                     const std::string& second, int opening_moves,
+                                                     uint64_t seed) override {
+    if (!started_) {
+      started_ = true;
+      start_wall_ = absl::Now();
+      start_cpu_s_ = ThreadCpuSeconds();
+    }
+    absl::StatusOr<zerofleet::v1::EvaluationGame> game =
+        inner_->Play(first, second, opening_moves, seed);
+    const double cpu_s = ThreadCpuSeconds() - start_cpu_s_;
+    double wall_s = absl::ToDoubleSeconds(absl::Now() - start_wall_);
+    constexpr double kMaxCreditS = 10;
+    if (wall_s - cpu_s / share_ > kMaxCreditS) {  // unused share beyond the carry: forgotten
+      start_wall_ += absl::Seconds(wall_s - cpu_s / share_ - kMaxCreditS);
+      wall_s = absl::ToDoubleSeconds(absl::Now() - start_wall_);
+    }
+    const absl::Time until = absl::Now() + absl::Seconds(std::max(0.0, cpu_s / share_ - wall_s));
+    while (absl::Now() < until && !stop_->load()) {
+      absl::SleepFor(std::min(absl::Milliseconds(100), until - absl::Now()));
+    }
+    return game;
+  }
+
+  bool Available(const std::string& player) const override { return inner_->Available(player); }
+
+ private:
+  static double ThreadCpuSeconds() {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+  }
+
+  evaluator::MatchRunner* const inner_;
+  const double share_;
+  const std::atomic<bool>* const stop_;
+  bool started_ = false;
+  absl::Time start_wall_;
+  double start_cpu_s_ = 0;
+};
+
 // Default anchors: tictactoe random,perfect; connect4 random,mcts:200; go random,gnugo:1; else
 // random.
 inline std::string DefaultAnchors(const std::string& game) {
@@ -135,7 +195,9 @@ inline std::string ReportLine(const evaluator::VersionReport& r,
                                     : evaluator::SprtDecisionName(r.sprt->decision),
                           r.sprt->llr, r.sprt->lower, r.sprt->upper);
   }
-  absl::StrAppend(&line, "; best v", s.best_version);
+  if (const std::string best = evaluator::BestVersionText(s); !best.empty()) {
+    absl::StrAppend(&line, "; ", best);
+  }
   return line;
 }
 

@@ -1,5 +1,6 @@
 #include "evaluator/evaluator.h"
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <set>
@@ -9,6 +10,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/metrics/counter.h"
 #include "common/metrics/gauge.h"
@@ -51,6 +53,33 @@ std::optional<int64_t> ParseVersionPlayer(const std::string& player) {
     return std::nullopt;
   }
   return version;
+}
+
+std::string BestVersionText(const EvaluatorStatus& status) {
+  if (status.best_version <= 0) return "";
+  const std::string best = VersionPlayer(status.best_version);
+  const PlayerRating* rated = nullptr;
+  if (status.ratings.has_value()) {
+    for (const PlayerRating& r : status.ratings->players) {
+      if (r.player == best) rated = &r;
+    }
+  }
+  if (rated == nullptr) return absl::StrCat("best ", best, " (not rated)");
+  std::vector<std::string> overlapping;
+  for (const PlayerRating& r : status.ratings->players) {
+    if (&r != rated && ParseVersionPlayer(r.player).has_value() && r.upper >= rated->lower &&
+        r.lower <= rated->upper) {
+      overlapping.push_back(r.player);
+    }
+  }
+  if (overlapping.empty()) return absl::StrCat("best ", best);
+  constexpr size_t kListed = 3;
+  std::string others = absl::StrJoin(
+      overlapping.begin(), overlapping.begin() + std::min(kListed, overlapping.size()), ", ");
+  if (overlapping.size() > kListed) {
+    absl::StrAppend(&others, " and ", overlapping.size() - kListed, " more");
+  }
+  return absl::StrCat("best ", best, " (tied within the intervals with ", others, ")");
 }
 
 absl::Status EvaluatorOptions::Validate() const {

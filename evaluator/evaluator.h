@@ -110,6 +110,12 @@ struct EvaluatorStatus {
   std::optional<RatingTable> ratings;
 };
 
+// How a report names the best version: "best v9" when the ratings separate it (no other rated
+// version's interval overlaps its own); "best v9 (tied within the intervals with v2, v7)" when
+// some do, so that a tie is not read as a ranking; "best v9 (not rated)" for a best the table
+// does not hold yet (a gate's accepted version before its games are rated); "" for no best.
+std::string BestVersionText(const EvaluatorStatus& status);
+
 class Evaluator {
  public:
   // Reads `log` (see Restarts). `log` and `runner` must outlive the evaluator.

@@ -267,6 +267,36 @@ TEST_F(EvaluatorTest, StopsBetweenGames) {
   EXPECT_EQ(runner_.played, 0);
 }
 
+// The final line of one demo named "best v2" (24 games, Elo 496.8) over v9 (60 games, 496.5):
+// a tie read as a ranking. "best" alone now means the intervals separate it.
+TEST(BestVersionTextTest, NamesTheBestOnlyWhereTheIntervalsSeparateIt) {
+  auto rating = [](const char* player, double elo, double lower, double upper) {
+    PlayerRating r;
+    r.player = player;
+    r.elo = elo;
+    r.lower = lower;
+    r.upper = upper;
+    return r;
+  };
+  EvaluatorStatus status;
+  EXPECT_EQ(BestVersionText(status), "");
+  status.best_version = 2;
+  EXPECT_EQ(BestVersionText(status), "best v2 (not rated)");
+  status.ratings = RatingTable();
+  status.ratings->players = {rating("v2", 496.8, 380, 610), rating("mcts:200", 450, 450, 450),
+                             rating("v9", 496.5, 430, 560), rating("v1", 0, -80, 70)};
+  EXPECT_EQ(BestVersionText(status), "best v2 (tied within the intervals with v9)");
+  status.ratings->players = {rating("v9", 700, 640, 760), rating("v2", 496.8, 380, 610),
+                             rating("mcts:200", 650, 650, 650)};  // an anchor is not a version
+  status.best_version = 9;
+  EXPECT_EQ(BestVersionText(status), "best v9");
+  status.ratings->players = {rating("v9", 700, 500, 900), rating("v8", 690, 490, 890),
+                             rating("v7", 680, 480, 880), rating("v6", 670, 470, 870),
+                             rating("v5", 660, 460, 860)};
+  EXPECT_EQ(BestVersionText(status),
+            "best v9 (tied within the intervals with v8, v7, v6 and 1 more)");
+}
+
 TEST(EvaluatorOptionsTest, NamesTheBadField) {
   EvaluatorOptions o;
   o.game = "connect4";

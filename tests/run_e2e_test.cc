@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -132,6 +133,18 @@ TEST(RunE2eTest, TheWholeLoopTrainsAndServesNewVersionsAndResumes) {
           "--lr_decay_fraction", "0"});
   ASSERT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;
   EXPECT_THAT(r.stdout_text, HasSubstr("(resumed)"));
+  // Progress lines fit 100 columns (the details are in progress.jsonl and --fleet_view), and a
+  // run whose games were all acknowledged leaves no spool.
+  int progress_lines = 0;
+  for (absl::string_view line : absl::StrSplit(r.stdout_text, '\n')) {
+    if (!absl::StartsWith(line, "[") && !absl::StartsWith(line, " ")) continue;
+    EXPECT_LE(line.size(), 100u) << line;
+    if (absl::StrContains(line, "  evals ")) ++progress_lines;
+  }
+  EXPECT_GT(progress_lines, 0) << r.stdout_text;
+  if (!absl::StrContains(r.stdout_text, "not yet acknowledged")) {
+    EXPECT_FALSE(fs::exists(dir + "/actor.spool"));
+  }
   const std::vector<std::string> ends = Lines(dir + "/progress.jsonl", "end");
   ASSERT_EQ(ends.size(), 2u);
   EXPECT_GT(Field(ends[1], "published_version"), first_version);

@@ -21,8 +21,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -96,6 +94,9 @@ ABSL_FLAG(int, selfplay_fast_sims, 0,
 ABSL_FLAG(int, eval_games, -1,
           "run: games per baseline in each evaluation (0: no evaluations; -1: per game)");
 ABSL_FLAG(int, eval_sims, 0, "run: simulations of the network player in evaluations (0: per game)");
+ABSL_FLAG(double, eval_cpu_share, 0.5,
+          "run: the evaluator's share of one core (0.05..1), at the process's priority: what it "
+          "gets however busy the machine is, and no more");
 ABSL_FLAG(std::string, eval_vs, "",
           "run: comma-separated baseline players for evaluations (default: per game)");
 ABSL_FLAG(
@@ -354,11 +355,75 @@ std::string EvaluationJson(const char* event, double elapsed_s, const evaluator:
       event, elapsed_s, r.version, elo, status.best_version, absl::StrJoin(parts, ", "));
 }
 
-// The progress line's part: "v12 Elo 412 [380, 444]".
+// The progress line's part: "Elo v12 412 [380, 444]".
 std::string EloText(const evaluator::VersionReport& r) {
-  if (!r.rating.has_value()) return absl::StrCat("v", r.version, " (not rated yet)");
-  return absl::StrFormat("v%d Elo %.0f [%.0f, %.0f]", r.version, r.rating->elo, r.rating->lower,
+  if (!r.rating.has_value()) return absl::StrCat("v", r.version, " not rated yet");
+  return absl::StrFormat("Elo v%d %.0f [%.0f, %.0f]", r.version, r.rating->elo, r.rating->lower,
                          r.rating->upper);
+}
+
+// 950, 9.5k, 12k, 1.2M: a rate in four characters or so.
+std::string Compact(double x) {
+  if (x < 1e3) return absl::StrFormat("%.0f", x);
+  if (x < 1e4) return absl::StrFormat("%.1fk", x / 1e3);
+  if (x < 1e6) return absl::StrFormat("%.0fk", x / 1e3);
+  return absl::StrFormat("%.1fM", x / 1e6);
+}
+
+// The terminal's progress line from its parts (time, games, evaluations/s, batch, step, loss,
+// versions, Elo; the rest is in DIR/progress.jsonl and --fleet_view), two spaces apart, within
+// 100 columns: the loss, then the batch, are left out if they do not fit.
+std::string ProgressLine(std::vector<std::string> parts) {
+  constexpr size_t kColumns = 100;
+  auto join = [&parts] {
+    std::string line;
+    for (const std::string& p : parts) {
+      if (!p.empty()) absl::StrAppend(&line, line.empty() ? "" : "  ", p);
+    }
+    return line;
+  };
+  std::string line = join();
+  for (const size_t drop : {5u, 3u}) {  // the loss, then the batch
+    if (line.size() <= kColumns || drop >= parts.size()) break;
+    parts[drop].clear();
+    line = join();
+  }
+  return line.size() <= kColumns ? line : line.substr(0, kColumns);
+}
+
+// `text` in lines of at most `width` columns, broken at spaces but not inside [brackets] (an
+// Elo interval stays on one line; a word longer than a line stays whole), each line after the
+// first indented by `indent` spaces.
+std::string FitColumns(const std::string& text, size_t width = 100, size_t indent = 9) {
+  std::vector<std::string> words;
+  std::string word;
+  int depth = 0;
+  for (const char c : text) {
+    if (c == '[') ++depth;
+    if (c == ']') --depth;
+    if (c == ' ' && depth <= 0) {
+      words.push_back(std::move(word));
+      word.clear();
+    } else {
+      word.push_back(c);
+    }
+  }
+  words.push_back(std::move(word));
+  std::string out, line;
+  bool first = true;
+  for (const std::string& w : words) {
+    if (first) {
+      line = w;  // the leading spaces of `text` are empty words: kept
+      first = false;
+    } else if (line.size() + 1 + w.size() <= width ||
+               line.find_first_not_of(' ') == std::string::npos) {
+      absl::StrAppend(&line, " ", w);
+    } else {
+      absl::StrAppend(&out, line, "\n");
+      line = absl::StrCat(std::string(indent, ' '), w);
+    }
+  }
+  return out + line;
 }
 
 // The fleet of one `zf run`, in start order; destroyed in reverse.
@@ -433,6 +498,10 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     return absl::InvalidArgumentError(
         absl::StrCat("--minutes must be in 0..525600, got ", minutes));
   }
+  if (const double share = absl::GetFlag(FLAGS_eval_cpu_share); !(share >= 0.05 && share <= 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--eval_cpu_share must be in 0.05..1 (of one core), got ", share));
+  }
   const double progress_s = absl::GetFlag(FLAGS_progress_s);
   if (progress_s < 0.5 || progress_s > 3600) {
     return absl::InvalidArgumentError(
@@ -449,8 +518,9 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     // schedule (the one setting it may change, below). Any other flag, a new one included, is a
     // setting of the run.
     static constexpr absl::string_view kResumeTakes[] = {
-        "dir",        "resume",     "minutes",        "lr_decay_fraction", "lr_final_fraction",
-        "progress_s", "fleet_view", "metrics_listen", "log_file",          "learner_threads"};
+        "dir",           "resume",     "minutes",        "lr_decay_fraction", "lr_final_fraction",
+        "progress_s",    "fleet_view", "metrics_listen", "log_file",          "learner_threads",
+        "eval_cpu_share"};
     for (const std::string& given : GivenFlagNames()) {
       if (std::find(std::begin(kResumeTakes), std::end(kResumeTakes), given) ==
           std::end(kResumeTakes)) {
@@ -798,7 +868,9 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   evaluator::EvaluatorOptions eval_options;
   std::unique_ptr<evaluator::ResultsLog> results_log;
   std::unique_ptr<evaluator::MatchRunner> match_runner;
+  std::unique_ptr<CpuShareRunner> shared_runner;
   std::unique_ptr<evaluator::Evaluator> rater;
+  std::atomic<bool> stopping{false};
   if (config.eval_games > 0) {
     std::filesystem::create_directories(eval_checkpoints, ec);
     if (ec) {
@@ -822,8 +894,10 @@ absl::Status RunRun(const std::vector<std::string>& args) {
           using G = std::decay_t<decltype(start)>;
           return std::make_unique<PlayersMatchRunner<G>>(start, eval_checkpoints, config.eval_sims);
         });
+    shared_runner = std::make_unique<CpuShareRunner>(
+        match_runner.get(), absl::GetFlag(FLAGS_eval_cpu_share), &stopping);
     ZF_ASSIGN_OR_RETURN(
-        rater, evaluator::Evaluator::Create(eval_options, results_log.get(), match_runner.get()));
+        rater, evaluator::Evaluator::Create(eval_options, results_log.get(), shared_runner.get()));
   }
 
   // One /metrics endpoint for the whole fleet, if asked for.
@@ -844,14 +918,13 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   fleet.learner_thread = std::thread([&fleet] { fleet.learner_status = fleet.learner->Run(); });
 
   // 5. The evaluator (evaluator/evaluator.h) rates each new checkpoint against the baselines, the
-  // previous version it rated and the best, at the lowest CPU priority; its games are kept in
-  // DIR/evaluation/ (so ratings span a resumed run) and `zf ratings --dir DIR` prints them.
+  // previous version it rated and the best, in --eval_cpu_share of one core (CpuShareRunner);
+  // its games are kept in DIR/evaluation/ (so ratings span a resumed run) and `zf ratings --dir
+  // DIR` prints them.
   const absl::Time start_time = absl::Now();
-  std::atomic<bool> stopping{false};
   absl::Mutex eval_mu;
-  std::string last_eval = "-";  // guarded by eval_mu
+  std::string last_eval = "no Elo yet";  // guarded by eval_mu
   std::thread eval_thread([&] {
-    setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
     int64_t failed = -1;
     while (!stopping.load() && rater != nullptr) {
       const int64_t version = fleet.learner->stats().published_version;
@@ -878,8 +951,8 @@ absl::Status RunRun(const std::vector<std::string>& args) {
         continue;
       }
       const double elapsed = absl::ToDoubleSeconds(absl::Now() - start_time);
-      std::cout << absl::StrFormat("[%6.0fs] evaluation %s", elapsed,
-                                   ReportLine(*report, rater->status()))
+      std::cout << FitColumns(absl::StrFormat("[%5.0fs] evaluation %s", elapsed,
+                                              ReportLine(*report, rater->status())))
                 << std::endl;
       PruneCheckpoints(eval_checkpoints, rater->status());
       absl::MutexLock lock(&eval_mu);
@@ -894,6 +967,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   Sample previous = TakeSample(fleet);
   top::FleetScrape previous_scrape = ScrapeFleet(fleet);
   const bool full_view = absl::GetFlag(FLAGS_fleet_view);
+  std::string last_bottleneck = "-";
   std::string stop_reason = "time is up";
   while (true) {
     const absl::Time next = std::min(absl::Now() + absl::Seconds(progress_s), end_time);
@@ -919,18 +993,21 @@ absl::Status RunRun(const std::vector<std::string>& args) {
       absl::MutexLock lock(&eval_mu);
       eval_text = last_eval;
     }
-    std::cout << absl::StrFormat(
-                     "[%6.0fs] games %d (%.2f/s) positions/s %.0f evals/s %.0f batch %.1f/%d | "
-                     "replay %d | learner step %d (%.2f/s) loss %.3f (p %.3f v %.3f) "
-                     "wait %.0f%% | v%d serving v%d | %s",
-                     elapsed, now.games, (now.games - previous.games) / dt,
-                     (now.moves - previous.moves) / dt,
-                     (now.leaf_evaluations - previous.leaf_evaluations) / dt, mean_batch,
-                     config.max_batch, now.positions_stored, ls.steps,
-                     (now.steps - previous.steps) / dt, ls.last.total_loss, ls.last.policy_loss,
-                     ls.last.value_loss, 100 * data_wait, ls.published_version,
-                     fleet.inference->model_version(), eval_text)
-              << std::endl;
+    const int64_t serving = fleet.inference->model_version();
+    std::cout
+        << ProgressLine(
+               {absl::StrFormat("[%5.0fs]", elapsed),
+                absl::StrFormat("games %d (%.1f/s)", now.games, (now.games - previous.games) / dt),
+                absl::StrCat("evals ",
+                             Compact((now.leaf_evaluations - previous.leaf_evaluations) / dt),
+                             "/s"),
+                absl::StrFormat("batch %.0f", mean_batch), absl::StrFormat("step %d", ls.steps),
+                absl::StrFormat("loss %.2f", ls.last.total_loss),
+                serving == ls.published_version
+                    ? absl::StrCat("v", serving)
+                    : absl::StrCat("v", ls.published_version, " serving v", serving),
+                eval_text})
+        << std::endl;
     {
       absl::MutexLock lock(&eval_mu);
       progress_log
@@ -960,9 +1037,12 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     const top::FleetView view = top::ComputeFleetView(previous_scrape, scrape, dt);
     if (full_view) {
       std::cout << top::RenderFleetView(view) << std::flush;
-    } else {
-      std::cout << "         bottleneck: " << view.bottleneck.component << " ("
-                << view.bottleneck.reason << ")" << std::endl;
+    } else if (view.bottleneck.component != last_bottleneck) {
+      // Printed when it moves (its figures change every line: --fleet_view and `zf top`).
+      last_bottleneck = view.bottleneck.component;
+      std::cout << FitColumns(absl::StrCat("         bottleneck: ", view.bottleneck.component, ": ",
+                                           view.bottleneck.reason))
+                << std::endl;
     }
     previous_scrape = std::move(scrape);
     previous = now;
@@ -1003,10 +1083,10 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   const actor::ActorStats as = fleet.actor->stats();
   const double elapsed = absl::ToDoubleSeconds(absl::Now() - start_time);
   std::cout << absl::StrFormat(
-                   "zf run: %.0f s, %d games, %d learner steps, newest checkpoint v%d (%s); "
-                   "peak resident memory %.0f MiB",
-                   elapsed, as.games, ls.steps_this_run, ls.published_version, latest,
-                   PeakResidentBytes("self") / 1048576.0)
+                   "zf run: %.0f s, %d games, %d learner steps; peak resident memory %.0f MiB\n"
+                   "zf run: newest checkpoint v%d: %s",
+                   elapsed, as.games, ls.steps_this_run, PeakResidentBytes("self") / 1048576.0,
+                   ls.published_version, latest)
             << std::endl;
   // The final evaluation: the newest checkpoint, if the evaluator has not rated it yet.
   if (rater != nullptr && ls.published_version > 1 &&
@@ -1017,9 +1097,12 @@ absl::Status RunRun(const std::vector<std::string>& args) {
         kept.ok() ? rater->EvaluateVersion(*kept, never)
                   : absl::StatusOr<evaluator::VersionReport>(kept.status());
     if (final_eval.ok()) {
-      std::cout << "zf run: final evaluation " << ReportLine(*final_eval, rater->status()) << " ("
-                << config.eval_sims << " simulations, " << eval_options.games_per_opponent
-                << " games per opponent)" << std::endl;
+      std::cout << FitColumns(absl::StrCat("zf run: final evaluation ",
+                                           ReportLine(*final_eval, rater->status()), " (",
+                                           config.eval_sims, " simulations, ",
+                                           eval_options.games_per_opponent, " games per opponent)"),
+                              100, 8)
+                << std::endl;
       absl::MutexLock lock(&eval_mu);
       progress_log << EvaluationJson("final_evaluation", elapsed, *final_eval, rater->status())
                    << std::endl;
@@ -1053,10 +1136,12 @@ std::vector<Command> RunCommands() {
        "[--forced_playout_k K] [--gumbel_considered_actions M] [--score_utility L] "
        "[--[no]aux_heads] [--global_pooling] "
        "[--lr_decay_fraction F] [--lr_final_fraction R] "
-       "[--eval_vs SPEC,...] [--eval_games N] [--eval_sims N] [--progress_s S] [--fleet_view] "
+       "[--eval_vs SPEC,...] [--eval_games N] [--eval_sims N] [--eval_cpu_share X] [--progress_s "
+       "S] "
+       "[--fleet_view] "
        "[--learner_threads N] [--metrics_listen ADDR] [--seed S]\n"
        "  zf run --resume --dir DIR [--minutes M] [--lr_decay_fraction F] [--lr_final_fraction R] "
-       "[--learner_threads N]",
+       "[--learner_threads N] [--eval_cpu_share X]",
        WithLogFileFlag({"game",
                         "dir",
                         "minutes",
@@ -1078,6 +1163,7 @@ std::vector<Command> RunCommands() {
                         "eval_vs",
                         "eval_games",
                         "eval_sims",
+                        "eval_cpu_share",
                         "progress_s",
                         "fleet_view",
                         "metrics_listen",

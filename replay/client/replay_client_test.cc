@@ -185,7 +185,7 @@ TEST_F(ReplayClientTest, WriterSpoolsWhenEveryShardIsDownAndResendsOnReconnect) 
   EXPECT_GT(stats.retries, 0);
   EXPECT_EQ(Info(*server).games(), 20);
   writer->Close();
-  EXPECT_EQ(std::filesystem::file_size(options.spool_path), 0u);
+  EXPECT_FALSE(std::filesystem::exists(options.spool_path));  // nothing left in it: removed
 }
 
 TEST_F(ReplayClientTest, WriterClosedWhileShardsAreDownResendsFromTheSpoolNextTime) {
@@ -214,6 +214,8 @@ TEST_F(ReplayClientTest, WriterClosedWhileShardsAreDownResendsFromTheSpoolNextTi
   EXPECT_EQ(writer->stats().spool_pending + writer->stats().unacked, 3);
   ASSERT_OK(writer->Flush(absl::Now() + absl::Seconds(120)));
   EXPECT_EQ(Info(*server).games(), 3);
+  writer->Close();
+  EXPECT_FALSE(std::filesystem::exists(options.spool_path));
 }
 
 // One shard's rate limiter holds samples back for good (it gets no more inserts); the sampler

@@ -459,6 +459,13 @@ void ShardedReplayWriter::Close() {
       ::fsync(spool_fd_);
       ::close(spool_fd_);
       spool_fd_ = -1;
+      // Nothing left to resend: no file either (a run directory holds a spool only when games
+      // wait in it). Create() makes it again; a crash before this leaves it empty, which reads
+      // as nothing to resend.
+      if (end == begin && ::unlink(options_.spool_path.c_str()) != 0 && errno != ENOENT) {
+        ZF_LOG(WARNING) << "spool: cannot remove the empty " << options_.spool_path << ": "
+                        << std::strerror(errno);
+      }
     }
   }
 }

@@ -110,7 +110,7 @@ class ShardedReplayWriter {
   absl::Status Flush(absl::Time deadline) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Stops the threads; unacknowledged games go to the spool (if any; else they are lost and
-  // counted in the log). Idempotent.
+  // counted in the log). A spool with nothing left in it is removed. Idempotent.
   void Close() ABSL_LOCKS_EXCLUDED(mu_);
 
   // The home shard of `game_id` (where it goes while that shard is up).
