@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -44,8 +45,11 @@ int64_t ProcStatusField(const std::string& pid, const std::string& name) {
 
 int64_t PeakResidentBytes(const std::string& pid) { return ProcStatusField(pid, "VmHWM") * 1024; }
 
-double ProcessCpuSeconds(const std::string& pid) {
-  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
+namespace {
+
+// User + system CPU seconds in a /proc stat file (a process's or one thread's), or 0.
+double StatCpuSeconds(const std::string& path) {
+  std::ifstream in(path);
   const std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const size_t end_of_name = stat.rfind(')');  // the name may hold spaces and parentheses
   if (end_of_name == std::string::npos || end_of_name + 2 > stat.size()) return 0;
@@ -59,6 +63,25 @@ double ProcessCpuSeconds(const std::string& pid) {
     if (i == 15) stime = std::strtoll(field.c_str(), nullptr, 10);
   }
   return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+}  // namespace
+
+double ProcessCpuSeconds(const std::string& pid) {
+  return StatCpuSeconds(absl::StrCat("/proc/", pid, "/stat"));
+}
+
+double ThreadsCpuSeconds(const std::string& pid, const std::string& name_prefix) {
+  double total = 0;
+  std::error_code ec;
+  for (const auto& task :
+       std::filesystem::directory_iterator(absl::StrCat("/proc/", pid, "/task"), ec)) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    if (absl::StartsWith(name, name_prefix)) total += StatCpuSeconds(task.path() / "stat");
+  }
+  return total;
 }
 
 }  // namespace zf

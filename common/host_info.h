@@ -24,4 +24,9 @@ int64_t ProcStatusField(const std::string& pid, const std::string& name);
 // User + system CPU seconds process `pid` has used so far (/proc/PID/stat), or 0.
 double ProcessCpuSeconds(const std::string& pid);
 
+// User + system CPU seconds that the live threads of process `pid` whose names start with
+// `name_prefix` have used so far (/proc/PID/task/TID/comm and stat), or 0. A thread that has
+// exited is no longer counted (ProcessCpuSeconds still counts it).
+double ThreadsCpuSeconds(const std::string& pid, const std::string& name_prefix);
+
 }  // namespace zf

@@ -1,6 +1,8 @@
 #include "inference_server/batcher.h"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -10,13 +12,15 @@
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
+#include "inference_server/plane_bits.h"
 
 namespace zf::inference {
 
 struct Batcher::Request {
-  Request(std::vector<uint8_t> planes_in, int rows_in, DoneCallback done_in,
+  Request(std::string planes_in, bool bit_packed_in, int rows_in, DoneCallback done_in,
           absl::Time submitted_in, const ModelSpec& spec)
       : planes(std::move(planes_in)),
+        bit_packed(bit_packed_in),
         rows(rows_in),
         submitted(submitted_in),
         policy_logits(static_cast<size_t>(rows_in) * spec.num_actions),
@@ -25,7 +29,8 @@ struct Batcher::Request {
         done(std::move(done_in)) {}
 
   // Immutable after Submit; read by the workers gathering a batch without a lock.
-  const std::vector<uint8_t> planes;
+  const std::string planes;  // rows * PlaneSize() bytes, or packed (plane_bits.h)
+  const bool bit_packed;
   const int rows;
   const absl::Time submitted;
 
@@ -118,6 +123,9 @@ struct Batcher::Metrics {
 
   metrics::Counter& evaluations;
   metrics::Family<metrics::Counter>& requests;
+  // requests' series by status code (0..16), made on first use: Add() builds a label set and
+  // takes the family's lock, once per code instead of once per request.
+  std::array<std::atomic<metrics::Counter*>, 17> requests_by_code{};
   metrics::Histogram& batch_rows;
   metrics::Histogram& queue_wait;
   metrics::Histogram& compute;
@@ -246,21 +254,49 @@ Batcher::~Batcher() { Close(); }
 
 void Batcher::CountRequest(absl::StatusCode code) {
   if (metrics_ == nullptr) return;
-  metrics_->requests.Add({{"code", absl::AsciiStrToLower(absl::StatusCodeToString(code))}})
-      .Increment();
+  const auto index = static_cast<size_t>(code);
+  if (index >= metrics_->requests_by_code.size()) {
+    metrics_->requests.Add({{"code", absl::AsciiStrToLower(absl::StatusCodeToString(code))}})
+        .Increment();
+    return;
+  }
+  std::atomic<metrics::Counter*>& cached = metrics_->requests_by_code[index];
+  metrics::Counter* counter = cached.load(std::memory_order_acquire);
+  if (counter == nullptr) {
+    // Add() returns the same series to every thread that races here.
+    counter =
+        &metrics_->requests.Add({{"code", absl::AsciiStrToLower(absl::StatusCodeToString(code))}});
+    cached.store(counter, std::memory_order_release);
+  }
+  counter->Increment();
 }
 
-absl::Status Batcher::Submit(std::vector<uint8_t> planes, int rows, DoneCallback done) {
+absl::Status Batcher::Submit(const std::vector<uint8_t>& planes, int rows, DoneCallback done) {
+  return Submit(std::string(reinterpret_cast<const char*>(planes.data()), planes.size()), rows,
+                std::move(done));
+}
+
+absl::Status Batcher::Submit(std::string planes, int rows, DoneCallback done) {
+  return SubmitPlanes(std::move(planes), /*bit_packed=*/false, rows, std::move(done));
+}
+
+absl::Status Batcher::SubmitBits(std::string bits, int rows, DoneCallback done) {
+  return SubmitPlanes(std::move(bits), /*bit_packed=*/true, rows, std::move(done));
+}
+
+absl::Status Batcher::SubmitPlanes(std::string planes, bool bit_packed, int rows,
+                                   DoneCallback done) {
+  const int64_t row_bytes = bit_packed ? PackedPlaneBytes(spec_.PlaneSize()) : spec_.PlaneSize();
   absl::Status invalid;
   if (rows < 1) {
     invalid = absl::InvalidArgumentError(absl::StrCat("rows must be >= 1, got ", rows));
   } else if (rows > options_.max_request_rows) {
     invalid = absl::InvalidArgumentError(absl::StrCat("rows: ", rows, " exceeds the limit of ",
                                                       options_.max_request_rows, " per request"));
-  } else if (static_cast<int64_t>(planes.size()) != rows * spec_.PlaneSize()) {
+  } else if (static_cast<int64_t>(planes.size()) != rows * row_bytes) {
     invalid = absl::InvalidArgumentError(absl::StrCat(
-        "planes: expected ", rows * spec_.PlaneSize(), " bytes (", rows, " rows of ",
-        spec_.PlaneSize(), " bytes for ", spec_.DebugString(), "), got ", planes.size()));
+        "planes: expected ", rows * row_bytes, " bytes (", rows, " rows of ", row_bytes,
+        bit_packed ? " packed" : "", " bytes for ", spec_.DebugString(), "), got ", planes.size()));
   } else if (!done) {
     invalid = absl::InvalidArgumentError("done callback is empty");
   }
@@ -269,6 +305,9 @@ absl::Status Batcher::Submit(std::vector<uint8_t> planes, int rows, DoneCallback
     return invalid;
   }
 
+  // Made before the lock: its output buffers are allocated here, with no lock held.
+  auto request = std::make_shared<Request>(std::move(planes), bit_packed, rows, std::move(done),
+                                           clock_->Now(), spec_);
   absl::Status rejected;
   {
     absl::MutexLock lock(&mu_);
@@ -279,8 +318,7 @@ absl::Status Batcher::Submit(std::vector<uint8_t> planes, int rows, DoneCallback
           absl::StrCat("inference queue full: ", queued_rows_, " rows queued, limit ",
                        options_.max_queued_rows, ", request has ", rows));
     } else {
-      queue_.push_back(std::make_shared<Request>(std::move(planes), rows, std::move(done),
-                                                 clock_->Now(), spec_));
+      queue_.push_back(std::move(request));
       queued_rows_ += rows;
       rows_submitted_ += rows;
       peak_outstanding_ = std::max(peak_outstanding_, queued_rows_ + rows_in_batches_);
@@ -395,10 +433,16 @@ void Batcher::WorkerLoop() {
     const bool with_score = backend->spec().score;
     scores.resize(with_score ? static_cast<size_t>(rows) : 0);
     int row = 0;
+    const int64_t packed_size = PackedPlaneBytes(plane_size);
     for (const Slice& slice : slices) {
-      std::memcpy(input.data() + row * plane_size,
-                  slice.request->planes.data() + slice.begin * plane_size,
-                  static_cast<size_t>(slice.count * plane_size));
+      if (slice.request->bit_packed) {
+        UnpackPlaneBits(slice.request->planes.data() + slice.begin * packed_size, slice.count,
+                        plane_size, input.data() + row * plane_size);
+      } else {
+        std::memcpy(input.data() + row * plane_size,
+                    slice.request->planes.data() + slice.begin * plane_size,
+                    static_cast<size_t>(slice.count * plane_size));
+      }
       row += slice.count;
       if (metrics_ != nullptr && slice.begin == 0) {
         metrics_->queue_wait.Observe(absl::ToDoubleSeconds(dispatched - slice.request->submitted));

@@ -5,12 +5,13 @@
 // busy with large batches. The gRPC service is a thin adapter over it.
 //
 // The algorithm (close to Triton's dynamic batcher with one model instance per worker):
-//   - Submit appends the request to one FIFO queue of rows (the request is validated and copied
-//     in; nothing is computed on the caller's thread).
+//   - Submit appends the request to one FIFO queue of rows (the request is validated and its
+//     planes moved in; nothing is computed on the caller's thread).
 //   - `num_workers` worker threads each loop: wait for a batch, take it, gather its rows into the
-//     worker's own input buffer, Run the backend (no lock held), scatter the outputs back into
-//     the requests, complete the requests whose rows are all done. While one worker computes
-//     batch k another gathers batch k+1, so at least two batches can be in flight.
+//     worker's own input buffer (the one copy of the planes; bit-packed ones are unpacked there),
+//     Run the backend (no lock held), scatter the outputs back into the requests, complete the
+//     requests whose rows are all done. While one worker computes batch k another gathers batch
+//     k+1, so at least two batches can be in flight.
 //   - An idle worker takes a batch as soon as
 //         queued_rows >= max_batch                       (dispatch on size), or
 //         now >= t_first + max_delay                     (dispatch on delay),
@@ -179,16 +180,21 @@ class Batcher {
   Batcher& operator=(const Batcher&) = delete;
 
   // Queues `rows` positions for evaluation; `planes` holds rows * spec().PlaneSize() bytes,
-  // position after position (moved in, not copied). Never blocks. On OK, `done` runs exactly
-  // once later (see the class comment); otherwise it never runs.
-  // Returns:
+  // position after position (moved in, not copied: the inference service moves the request
+  // proto's own bytes field here, so planes are copied once, into the batch). Never blocks. On OK,
+  // `done` runs exactly once later (see the class comment); otherwise it never runs. Returns:
   //   OK: queued;
   //   InvalidArgument: rows < 1, rows > max_request_rows, a planes size other than
   //     rows * PlaneSize() (the message gives both), or an empty callback;
   //   ResourceExhausted: the queue cannot take `rows` more rows now (retry later);
   //   Cancelled: the batcher is closed.
-  absl::Status Submit(std::vector<uint8_t> planes, int rows, DoneCallback done)
+  absl::Status Submit(std::string planes, int rows, DoneCallback done) ABSL_LOCKS_EXCLUDED(mu_);
+  // The same, from bytes in a vector (copied once).
+  absl::Status Submit(const std::vector<uint8_t>& planes, int rows, DoneCallback done)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // The same with the planes packed eight to a byte (plane_bits.h): `bits` holds
+  // rows * PackedPlaneBytes(spec().PlaneSize()) bytes; they are unpacked straight into the batch.
+  absl::Status SubmitBits(std::string bits, int rows, DoneCallback done) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Makes `backend` the model for every batch taken from now on; batches in flight finish on
   // the old backend, which is released when the last of them ends. Never blocks on a batch.
@@ -240,6 +246,8 @@ class Batcher {
   void Settle(const std::shared_ptr<Request>& request, int count, const absl::Status& status,
               int64_t version, bool scored) ABSL_LOCKS_EXCLUDED(mu_);
   void CountRequest(absl::StatusCode code);
+  absl::Status SubmitPlanes(std::string planes, bool bit_packed, int rows, DoneCallback done)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   Options options_;  // constant after construction; `backend` moved into backend_
   const ModelSpec spec_;

@@ -544,7 +544,7 @@ TEST_F(BatcherTest, BadInputIsInvalidArgumentNamingTheProblem) {
                                            .max_delay = absl::Hours(1),
                                            .max_request_rows = 8}));
   Outcome o;
-  EXPECT_THAT(batcher->Submit({}, 0, o.Callback()),
+  EXPECT_THAT(batcher->Submit(std::string(), 0, o.Callback()),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("rows must be >= 1, got 0")));
   EXPECT_THAT(
       batcher->Submit(RandomPlanes(9, 1), 9, o.Callback()),

@@ -36,6 +36,9 @@ ABSL_FLAG(int, baseline_threads, 8,
 ABSL_FLAG(int, intra_op_threads, 1, "bench inference: LibTorch intra-op threads (1..256)");
 ABSL_FLAG(std::string, stream_counts, "10,100,1000",
           "bench streams: the numbers of client streams to measure, increasing (each 1..20000)");
+ABSL_FLAG(std::string, row_counts, "16,64,256,1024",
+          "bench serving: the rows per request to measure (each 1..1024)");
+ABSL_FLAG(std::string, transports, "tcp,unix", "bench serving: the wires to measure: tcp, unix");
 ABSL_FLAG(int, inserters, 16, "bench replay: threads inserting games (1..256)");
 ABSL_FLAG(int, idle_streams, 1000,
           "bench abuse: Evaluate streams opened and left idle (0..100000)");
@@ -57,12 +60,34 @@ ABSL_DECLARE_FLAG(int, games_per_worker);
 namespace zf::cli {
 
 std::vector<std::string> BenchFlags() {
-  return {"blocks",        "filters",          "max_batch",        "streams",      "rows",
-          "in_flight",     "baseline_threads", "intra_op_threads", "capacity",     "inserters",
-          "dir",           "device",           "precision",        "cuda_graphs",  "peak_tflops",
-          "idle_streams",  "slow_sockets",     "abandoned",        "well_behaved", "max_rss_mib",
-          "transport",     "batch_tuning",     "batch_latency_ms", "max_delay_us", "stream_counts",
-          "global_pooling"};
+  return {"blocks",
+          "filters",
+          "max_batch",
+          "streams",
+          "rows",
+          "in_flight",
+          "baseline_threads",
+          "intra_op_threads",
+          "capacity",
+          "inserters",
+          "dir",
+          "device",
+          "precision",
+          "cuda_graphs",
+          "peak_tflops",
+          "idle_streams",
+          "slow_sockets",
+          "abandoned",
+          "well_behaved",
+          "max_rss_mib",
+          "transport",
+          "batch_tuning",
+          "batch_latency_ms",
+          "max_delay_us",
+          "stream_counts",
+          "global_pooling",
+          "row_counts",
+          "transports"};
 }
 
 absl::Status RunBenchAbuse() {
@@ -144,6 +169,31 @@ absl::Status RunBenchStreams() {
   return absl::OkStatus();
 }
 
+absl::Status RunBenchServing() {
+  inference::ServingBenchOptions options;
+  options.server_binary = "/proc/self/exe";
+  options.game = absl::GetFlag(FLAGS_game);
+  options.streams = absl::GetFlag(FLAGS_streams);
+  options.in_flight = absl::GetFlag(FLAGS_in_flight);
+  options.seconds = absl::GetFlag(FLAGS_seconds);
+  options.rows.clear();
+  for (absl::string_view count :
+       absl::StrSplit(absl::GetFlag(FLAGS_row_counts), ',', absl::SkipEmpty())) {
+    int n = 0;
+    if (!absl::SimpleAtoi(count, &n)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--row_counts: \"", count, "\" is not a number"));
+    }
+    options.rows.push_back(n);
+  }
+  options.transports = absl::StrSplit(absl::GetFlag(FLAGS_transports), ',', absl::SkipEmpty());
+  ZF_ASSIGN_OR_RETURN(inference::ServingBenchResult result, inference::RunServingBench(options));
+  std::cout << (absl::GetFlag(FLAGS_json) ? inference::FormatServingBenchJson(result)
+                                          : inference::FormatServingBenchTable(result))
+            << std::flush;
+  return absl::OkStatus();
+}
+
 absl::Status RunBenchReplay() {
   replay::ReplayBenchOptions options;
   options.capacity = absl::GetFlag(FLAGS_capacity);
@@ -165,6 +215,7 @@ absl::Status RunBench(const std::vector<std::string>& args) {
   if (args.size() == 1 && args[0] == "inference") return RunBenchInference();
   if (args.size() == 1 && args[0] == "replay") return RunBenchReplay();
   if (args.size() == 1 && args[0] == "streams") return RunBenchStreams();
+  if (args.size() == 1 && args[0] == "serving") return RunBenchServing();
   if (args.size() == 1 && args[0] == "abuse") return RunBenchAbuse();
   if (!args.empty() && args[0] == "selfplay") {
     return RunBenchSelfplay(std::vector<std::string>(args.begin() + 1, args.end()));
@@ -172,10 +223,11 @@ absl::Status RunBench(const std::vector<std::string>& args) {
   if (args.size() != 1 || args[0] != "mcts") {
     return absl::InvalidArgumentError(
         args.empty()
-            ? "which benchmark? usage: zf bench mcts|inference|streams|replay|selfplay|abuse "
-              "[--json]"
+            ? "which benchmark? usage: zf bench "
+              "mcts|inference|serving|streams|replay|selfplay|abuse [--json]"
             : absl::StrCat("unknown benchmark \"", args[0],
-                           "\"; benchmarks: mcts, inference, streams, replay, selfplay, abuse"));
+                           "\"; benchmarks: mcts, inference, serving, streams, replay, selfplay, "
+                           "abuse"));
   }
   ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
   int sims = absl::GetFlag(FLAGS_sims);
@@ -230,7 +282,9 @@ std::vector<Command> BenchCommands() {
        "benchmarks; 'zf bench mcts': MCTS simulations per second on one thread; 'zf bench "
        "inference': batched gRPC serving vs raw and batch-1 baseline; 'zf bench streams': one "
        "inference server process under 10, 100, 1,000 ... client streams (memory, threads, "
-       "throughput); 'zf bench replay': shard "
+       "throughput); 'zf bench serving': the server's CPU per evaluation over a backend that "
+       "costs nothing (its host path: gRPC, decoding, batching, copies, encoding); 'zf bench "
+       "replay': shard "
        "insert/sample throughput and memory; 'zf bench selfplay': P actor processes served by one "
        "inference server vs P batch-1 local actors; 'zf bench abuse': an inference server's "
        "well-behaved clients while others open thousands of streams, send oversized messages, "
@@ -245,6 +299,8 @@ std::vector<Command> BenchCommands() {
        "  zf bench streams [--stream_counts 10,100,1000] [--game G] [--blocks B] [--filters F] "
        "[--global_pooling] "
        "[--rows R] [--in_flight K] [--seconds T] [--json]\n"
+       "  zf bench serving [--game G] [--row_counts 16,64,256,1024] [--transports tcp,unix] "
+       "[--streams S] [--in_flight K] [--seconds T] [--json]\n"
        "  zf bench replay [--capacity N] [--inserters K] [--seconds S] [--dir DIR] [--json]\n"
        "  zf bench abuse [--game G] [--idle_streams N] [--slow_sockets N] [--abandoned N] "
        "[--well_behaved N] [--rows R] [--seconds S] [--max_rss_mib M] [--json]\n"

@@ -27,6 +27,7 @@
 #include "common/status_macros.h"
 #include "games/registry.h"
 #include "inference_server/model_watcher.h"
+#include "inference_server/null_backend.h"
 #include "inference_server/service/inference_server.h"
 #include "inference_server/torch_backend.h"
 #include "model/game_network.h"
@@ -42,6 +43,9 @@ ABSL_FLAG(std::string, batch_tuning, "auto",
           "inference: auto (measure the forward pass per batch size at start-up and choose "
           "max_batch and max_delay, adapting to the batches served) or off (--max_batch and "
           "--max_delay_us as given)");
+ABSL_FLAG(std::string, backend, "torch",
+          "inference: torch (the network) or null (fixed answers at no cost, for measuring the "
+          "server's host path: `zf bench serving`)");
 ABSL_FLAG(double, batch_latency_ms, 20,
           "inference --batch_tuning=auto: a forward pass may take at most this long (0..10000]");
 
@@ -106,8 +110,27 @@ absl::Status RunInference(const std::vector<std::string>& args) {
     return absl::InternalError(absl::StrCat("pthread_sigmask: ", std::strerror(rc)));
   }
 
+  const std::string backend = absl::GetFlag(FLAGS_backend);
+  if (backend != "torch" && backend != "null") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--backend must be torch or null, got \"", backend, "\""));
+  }
+  if (backend == "null" && (!checkpoint.empty() || !absl::GetFlag(FLAGS_model_service).empty())) {
+    return absl::InvalidArgumentError(
+        "--backend=null serves no network: drop --checkpoint and --model_service");
+  }
   Model first;
-  if (checkpoint.empty()) {
+  if (backend == "null") {
+    ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
+    ZF_ASSIGN_OR_RETURN(first.shape, model::NetworkShapeForGame(config, 1, 1, false));
+    const inference::ModelSpec spec{.input_channels = first.shape.input_channels,
+                                    .board_height = first.shape.board_height,
+                                    .board_width = first.shape.board_width,
+                                    .num_actions = first.shape.num_actions};
+    ZF_RETURN_IF_ERROR(spec.Validate());
+    first.backend = std::make_shared<inference::NullBackend>(spec, max_batch, 1);
+    first.game = config.name;
+  } else if (checkpoint.empty()) {
     ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
     ZF_ASSIGN_OR_RETURN(const model::NetworkShape shape,
                         model::NetworkShapeForGame(config, absl::GetFlag(FLAGS_blocks),
@@ -157,8 +180,9 @@ absl::Status RunInference(const std::vector<std::string>& args) {
   }
   ZF_RETURN_IF_ERROR(server->Serve());
   // One line on stdout for scripts and tests: the bound port (useful with port 0).
-  std::cout << "zf inference: serving " << first.game << " " << first.shape.DebugString()
-            << " version " << server->model_version() << " on port " << server->port();
+  std::cout << "zf inference: serving " << first.game << " "
+            << (backend == "null" ? "null backend" : first.shape.DebugString()) << " version "
+            << server->model_version() << " on port " << server->port();
   if (server->metrics_port() != 0) std::cout << ", metrics on port " << server->metrics_port();
   std::cout << std::endl;
   const absl::Time serving_since = absl::Now();
@@ -230,10 +254,10 @@ std::vector<Command> InferenceCommands() {
        "[--batch_latency_ms L] "
        "[--max_delay_us N] [--workers N] [--metrics_listen ADDR] "
        "[--model_service ADDR] [--device cpu|cuda|cuda:N|auto] [--precision auto|fp32|bf16|fp16] "
-       "[--cuda_graphs=true|false]",
+       "[--cuda_graphs=true|false] [--backend torch|null]",
        WithLogFileFlag(WithTlsFlags(
            {"listen", "checkpoint", "game", "blocks", "filters", "global_pooling", "seed",
-            "max_batch", "max_delay_us", "batch_tuning", "batch_latency_ms", "workers",
+            "backend", "max_batch", "max_delay_us", "batch_tuning", "batch_latency_ms", "workers",
             "metrics_listen", "model_service", "device", "precision", "cuda_graphs"})),
        RunInference},
   };

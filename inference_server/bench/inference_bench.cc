@@ -561,4 +561,149 @@ std::string FormatStreamsBenchJson(const StreamsBenchResult& r) {
       steps);
 }
 
+absl::Status ServingBenchOptions::Validate() const {
+  if (server_binary.empty()) return absl::InvalidArgumentError("server_binary is required");
+  if (rows.empty()) return absl::InvalidArgumentError("--row_counts: at least one count");
+  for (int r : rows) {
+    if (r < 1 || r > 1024) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--row_counts: rows per request in 1..1024, got ", r));
+    }
+  }
+  if (transports.empty()) return absl::InvalidArgumentError("--transports: at least one");
+  for (const std::string& t : transports) {
+    if (t != "tcp" && t != "unix") {
+      return absl::InvalidArgumentError(absl::StrCat("--transports: tcp or unix, got \"", t, "\""));
+    }
+  }
+  if (streams < 1 || streams > 1024) {
+    return absl::InvalidArgumentError(absl::StrCat("--streams must be in 1..1024, got ", streams));
+  }
+  if (in_flight < 1 || in_flight > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--in_flight must be in 1..64, got ", in_flight));
+  }
+  if (!(seconds >= 0.1 && seconds <= 600)) {
+    return absl::InvalidArgumentError(absl::StrCat("--seconds must be in 0.1..600, got ", seconds));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ServingBenchResult> RunServingBench(const ServingBenchOptions& f) {
+  ZF_RETURN_IF_ERROR(f.Validate());
+  ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(f.game));
+  ZF_ASSIGN_OR_RETURN(const model::NetworkShape shape,
+                      model::NetworkShapeForGame(config, 1, 1, false));
+  ServingBenchResult result;
+  result.options = f;
+  result.game = config.name;
+  result.plane_bytes = shape.PlaneSize();
+  result.num_actions = shape.num_actions;
+  result.cpu_model = CpuModelName();
+  result.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const std::string dir = absl::StrCat("/tmp/zf-bench-serving-", getpid());
+  std::filesystem::create_directories(dir);
+  absl::Cleanup remove_dir = [&] { std::filesystem::remove_all(dir); };
+  for (const std::string& transport : f.transports) {
+    const std::string listen =
+        transport == "unix" ? absl::StrCat("unix:", dir, "/socket") : "127.0.0.1:0";
+    ZF_ASSIGN_OR_RETURN(
+        std::unique_ptr<testing::BackgroundProcess> server,
+        testing::BackgroundProcess::Start(
+            {f.server_binary, "inference", "--backend=null", "--listen=" + listen,
+             "--game=" + config.name, "--max_batch=1024", "--batch_tuning=off",
+             "--max_delay_us=500", "--workers=2", "--log_file=" + dir + "/server.log"},
+            absl::StrCat(dir, "/server-", transport)));
+    const absl::Time give_up = absl::Now() + absl::Seconds(120);
+    while (server->Stdout().find("zf inference: serving") == std::string::npos) {
+      if (!server->Running() || absl::Now() > give_up) {
+        return absl::InternalError(absl::StrCat("zf inference did not start: ", server->Stderr()));
+      }
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    const std::string target =
+        transport == "unix" ? listen : absl::StrCat("127.0.0.1:", ServedPort(server->Stdout()));
+    const std::string pid = std::to_string(server->pid());
+    for (int rows : f.rows) {
+      ZF_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<RemoteEvaluatorClient>> clients,
+                          ConnectClients(target, shape, f.streams));
+      const std::vector<uint8_t> planes = Planes(rows, shape.PlaneSize(), 7);
+      // A short warm-up (connections, the server's buffers), then the window.
+      (void)DriveClients(clients, planes, rows, f.in_flight, std::min(0.5, f.seconds), [] {});
+      ZF_ASSIGN_OR_RETURN(clients, ConnectClients(target, shape, f.streams));
+      ServingBenchStep step;
+      step.transport = transport;
+      step.rows = rows;
+      const double cpu0 = ProcessCpuSeconds(pid);
+      const double batcher0 = ThreadsCpuSeconds(pid, "zf-batcher");
+      const absl::Time t0 = absl::Now();
+      double cpu = 0, batcher = 0, window = 0;
+      const LoadResult load = DriveClients(clients, planes, rows, f.in_flight, f.seconds, [&] {
+        cpu = ProcessCpuSeconds(pid) - cpu0;
+        batcher = ThreadsCpuSeconds(pid, "zf-batcher") - batcher0;
+        window = absl::ToDoubleSeconds(absl::Now() - t0);
+      });
+      clients.clear();
+      step.evals_per_sec = load.rows / load.seconds;
+      step.p50_ms = load.p50_ms;
+      step.p99_ms = load.p99_ms;
+      step.failed_requests = load.failed;
+      step.server_cpu_cores = window > 0 ? cpu / window : 0;
+      if (load.rows > 0) {
+        step.cpu_us_per_eval = 1e6 * cpu / load.rows;
+        step.batcher_cpu_us_per_eval = 1e6 * batcher / load.rows;
+        step.other_cpu_us_per_eval = 1e6 * (cpu - batcher) / load.rows;
+      }
+      result.steps.push_back(step);
+      if (!server->Running()) {
+        return absl::InternalError(absl::StrCat("zf inference died: ", server->Stderr()));
+      }
+    }
+    server->Signal(SIGTERM);
+    (void)server->Wait(absl::Seconds(60));
+  }
+  return result;
+}
+
+std::string FormatServingBenchTable(const ServingBenchResult& r) {
+  const ServingBenchOptions& f = r.options;
+  std::string out = absl::StrFormat(
+      "The server's host path: one zf inference --backend null process (%s: %d input bytes, %d "
+      "actions per position), %d client streams x %d in flight from another process, %.1f s; %s "
+      "(%d cores)\n"
+      "%9s %6s %11s %8s %8s %8s %13s %11s %11s %7s\n",
+      r.game, r.plane_bytes, r.num_actions, f.streams, f.in_flight, f.seconds, r.cpu_model, r.cores,
+      "transport", "rows", "evals/s", "p50 ms", "p99 ms", "cores", "CPU us/eval", "batcher us",
+      "other us", "failed");
+  for (const ServingBenchStep& s : r.steps) {
+    absl::StrAppendFormat(&out, "%9s %6d %11.0f %8.2f %8.2f %8.2f %13.3f %11.3f %11.3f %7d\n",
+                          s.transport, s.rows, s.evals_per_sec, s.p50_ms, s.p99_ms,
+                          s.server_cpu_cores, s.cpu_us_per_eval, s.batcher_cpu_us_per_eval,
+                          s.other_cpu_us_per_eval, s.failed_requests);
+  }
+  return out;
+}
+
+std::string FormatServingBenchJson(const ServingBenchResult& r) {
+  const ServingBenchOptions& f = r.options;
+  std::string steps;
+  for (const ServingBenchStep& s : r.steps) {
+    absl::StrAppendFormat(
+        &steps,
+        "%s{\"transport\": %s, \"rows_per_request\": %d, \"evals_per_sec\": %.1f, "
+        "\"p50_ms\": %.3f, \"p99_ms\": %.3f, \"server_cpu_cores\": %.3f, "
+        "\"cpu_us_per_eval\": %.4f, \"batcher_cpu_us_per_eval\": %.4f, "
+        "\"other_cpu_us_per_eval\": %.4f, \"failed_requests\": %d}",
+        steps.empty() ? "" : ", ", Json(s.transport), s.rows, s.evals_per_sec, s.p50_ms, s.p99_ms,
+        s.server_cpu_cores, s.cpu_us_per_eval, s.batcher_cpu_us_per_eval, s.other_cpu_us_per_eval,
+        s.failed_requests);
+  }
+  return absl::StrFormat(
+      "{\"benchmark\": \"serving\", \"backend\": \"null\", \"game\": %s, \"plane_bytes\": %d, "
+      "\"num_actions\": %d, \"streams\": %d, \"in_flight\": %d, \"seconds\": %.3f, "
+      "\"cpu\": %s, \"cores\": %d, \"steps\": [%s]}\n",
+      Json(r.game), r.plane_bytes, r.num_actions, f.streams, f.in_flight, f.seconds,
+      Json(r.cpu_model), r.cores, steps);
+}
+
 }  // namespace zf::inference

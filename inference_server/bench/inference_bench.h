@@ -153,4 +153,55 @@ absl::StatusOr<StreamsBenchResult> RunStreamsBench(const StreamsBenchOptions& op
 std::string FormatStreamsBenchTable(const StreamsBenchResult& result);
 std::string FormatStreamsBenchJson(const StreamsBenchResult& result);
 
+// `zf bench serving`: the server's host path alone. One `zf inference --backend null` process
+// (fixed answers at no cost: inference_server/null_backend.h; max_batch 1024, no batch tuning,
+// 2 workers) driven from this process by `streams` clients, each keeping `in_flight` requests
+// of R rows in flight for `seconds`, for each R in `rows` over each transport in `transports`
+// (a server per transport). Measured from the server's own CPU time (/proc/PID/stat, user +
+// system): CPU-microseconds per evaluation, split between its batcher threads ("zf-batcher-*":
+// batch assembly, the backend, the answers' copies and encoding, and gRPC's write of them) and
+// the rest (gRPC's threads: reading, parsing and validating requests). cores / (CPU-seconds per
+// evaluation) is the most evaluations/s a server host can feed a GPU.
+struct ServingBenchOptions {
+  std::string server_binary;  // run as `server_binary inference ...`: zf or zf-torch
+  std::string game = "connect4";
+  std::vector<int> rows = {16, 64, 256, 1024};  // rows per request, each 1..1024
+  std::vector<std::string> transports = {"tcp", "unix"};
+  int streams = 4;    // 1..1024
+  int in_flight = 2;  // 1..64
+  double seconds = 3;
+
+  // Returns: OK; InvalidArgument naming the field and value.
+  absl::Status Validate() const;
+};
+
+struct ServingBenchStep {
+  std::string transport;
+  int rows = 0;
+  double evals_per_sec = 0;
+  double p50_ms = 0;
+  double p99_ms = 0;
+  int64_t failed_requests = 0;
+  double server_cpu_cores = 0;         // the server's CPU time over the window, in cores
+  double cpu_us_per_eval = 0;          // the server's CPU-microseconds per evaluation
+  double batcher_cpu_us_per_eval = 0;  // of it, in the batcher's threads
+  double other_cpu_us_per_eval = 0;    // of it, in every other thread (gRPC's)
+};
+
+struct ServingBenchResult {
+  ServingBenchOptions options;
+  std::string game;
+  int64_t plane_bytes = 0;  // one position's input
+  int num_actions = 0;
+  std::string cpu_model;
+  int cores = 0;
+  std::vector<ServingBenchStep> steps;
+};
+
+// Returns: the measurements; InvalidArgument for bad options; Internal when a server does not
+// start or dies, or a client cannot be created.
+absl::StatusOr<ServingBenchResult> RunServingBench(const ServingBenchOptions& options);
+std::string FormatServingBenchTable(const ServingBenchResult& result);
+std::string FormatServingBenchJson(const ServingBenchResult& result);
+
 }  // namespace zf::inference

@@ -4,10 +4,12 @@
 #include <bit>
 #include <chrono>
 #include <cstring>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/grpc/status.h"
+#include "inference_server/plane_bits.h"
 
 namespace zf::inference {
 namespace {
@@ -120,8 +122,8 @@ absl::Status RemoteEvaluatorClient::Submit(std::span<const uint8_t> planes, int 
     return absl::InvalidArgumentError(absl::StrCat("Submit: ", planes.size(), " bytes for ", rows,
                                                    " rows, expected ", rows, " x ", plane_size));
   }
-  EvaluateRequest request;
-  zerofleet::v1::Tensor* tensor = request.mutable_planes();
+  auto request = std::make_shared<EvaluateRequest>();
+  zerofleet::v1::Tensor* tensor = request->mutable_planes();
   tensor->set_dtype(zerofleet::v1::DTYPE_UINT8);
   tensor->add_shape(rows);
   tensor->add_shape(options_.input_channels);
@@ -131,7 +133,7 @@ absl::Status RemoteEvaluatorClient::Submit(std::span<const uint8_t> planes, int 
   absl::MutexLock lock(&mu_);
   if (closed_) return absl::CancelledError("RemoteEvaluatorClient is closed");
   const uint64_t id = next_id_++;
-  request.set_request_id(id);
+  request->set_request_id(id);
   pending_.emplace(id, Pending{std::move(request), std::move(done)});
   ready_.push_back(id);
   return absl::OkStatus();
@@ -175,6 +177,7 @@ void RemoteEvaluatorClient::ConnectionLoop() {
       context_ = context.get();
       stream_broken_ = false;
       answered_on_stream_ = false;
+      stream_accepts_bits_ = false;
       ++streams_opened_;
       // A new stream: send every unanswered request again, oldest first.
       ready_.clear();
@@ -188,7 +191,8 @@ void RemoteEvaluatorClient::ConnectionLoop() {
     context->set_wait_for_ready(true);
     std::unique_ptr<Stream> stream = stub_->Evaluate(context.get());
     {
-      Thread reader("zf-eval-read", [this, s = stream.get()] { ReadLoop(s); });
+      Thread reader("zf-eval-read",
+                    [this, s = stream.get(), c = context.get()] { ReadLoop(s, c); });
       WriteLoop(stream.get());
       // A failed Write means the call is over (Read fails too, once the answers already received
       // are read: cancelling here would discard them). Only Close cancels a live stream.
@@ -209,8 +213,12 @@ void RemoteEvaluatorClient::ConnectionLoop() {
 }
 
 void RemoteEvaluatorClient::WriteLoop(Stream* stream) {
+  const int64_t plane_size =
+      int64_t{options_.input_channels} * options_.board_height * options_.board_width;
+  EvaluateRequest packed;
   while (true) {
-    EvaluateRequest request;
+    std::shared_ptr<const EvaluateRequest> request;
+    bool bits;
     {
       absl::MutexLock lock(&mu_);
       while (true) {
@@ -233,8 +241,21 @@ void RemoteEvaluatorClient::WriteLoop(Stream* stream) {
       auto it = pending_.find(id);
       if (it == pending_.end()) continue;  // answered meanwhile
       request = it->second.request;
+      bits = stream_accepts_bits_;
     }
-    if (!stream->Write(request)) {
+    const EvaluateRequest* to_send = request.get();
+    if (bits) {
+      const std::string& data = request->planes().data();
+      if (PackPlaneBits({reinterpret_cast<const uint8_t*>(data.data()), data.size()}, plane_size,
+                        packed.mutable_planes()->mutable_data())) {
+        packed.set_request_id(request->request_id());
+        zerofleet::v1::Tensor* tensor = packed.mutable_planes();
+        tensor->set_dtype(zerofleet::v1::DTYPE_BITS);
+        *tensor->mutable_shape() = request->planes().shape();
+        to_send = &packed;
+      }
+    }
+    if (!stream->Write(*to_send)) {
       absl::MutexLock lock(&mu_);
       stream_broken_ = true;  // the request stays pending: re-sent on the next stream
       return;
@@ -242,21 +263,32 @@ void RemoteEvaluatorClient::WriteLoop(Stream* stream) {
   }
 }
 
-void RemoteEvaluatorClient::ReadLoop(Stream* stream) {
+void RemoteEvaluatorClient::ReadLoop(Stream* stream, grpc::ClientContext* context) {
   EvaluateResponse response;
+  bool first = true;
   while (stream->Read(&response)) {
     Callback done;
     int64_t rows = 0;
+    bool accepts_bits = false;
+    if (first) {
+      // The server's initial metadata has arrived with its first answer.
+      const auto& metadata = context->GetServerInitialMetadata();
+      auto found = metadata.find(std::string(kPlanesMetadataKey));
+      accepts_bits = found != metadata.end() &&
+                     std::string_view(found->second.data(), found->second.size()) == kPlanesBits;
+    }
     {
       absl::MutexLock lock(&mu_);
       answered_on_stream_ = true;
+      if (first) stream_accepts_bits_ = accepts_bits;
+      first = false;
       auto it = pending_.find(response.request_id());
       if (it == pending_.end()) continue;  // a duplicate of a re-sent request
       if (Retryable(response.error_code())) {
         delayed_.emplace(absl::Now() + Backoff(0), it->first);
         continue;
       }
-      rows = it->second.request.planes().shape(0);
+      rows = it->second.request->planes().shape(0);
       done = std::move(it->second.done);
       pending_.erase(it);
     }

@@ -8,6 +8,11 @@
 // queue is full; CANCELLED or UNAVAILABLE: it is shutting down) are re-sent too, after a backoff.
 // Other errors (INVALID_ARGUMENT, ...) complete the request with that status.
 //
+// Planes: once a stream's server has said in its initial metadata that it accepts DTYPE_BITS
+// (every server since it existed; plane_bits.h), requests whose values are all 0 or 1 are sent
+// packed eight to a byte; before that (the stream's first requests) and to older servers they go
+// as DTYPE_UINT8. Both kinds of server can be mixed and swapped under a running client.
+//
 // Threads: the client owns two: a connection thread that (re)opens the stream and writes
 // requests, and a reader per stream that reads answers and runs the callbacks.
 //
@@ -108,7 +113,8 @@ class RemoteEvaluatorClient {
   using Stream =
       grpc::ClientReaderWriter<zerofleet::v1::EvaluateRequest, zerofleet::v1::EvaluateResponse>;
   struct Pending {
-    zerofleet::v1::EvaluateRequest request;
+    // Shared with the writer, which sends it (or a bit-packed copy) without copying it here.
+    std::shared_ptr<const zerofleet::v1::EvaluateRequest> request;
     Callback done;
   };
 
@@ -118,7 +124,7 @@ class RemoteEvaluatorClient {
   // Writes queued requests to `stream` until it breaks or the client closes.
   void WriteLoop(Stream* stream) ABSL_LOCKS_EXCLUDED(mu_);
   // Reads answers until the stream ends, then marks it broken.
-  void ReadLoop(Stream* stream) ABSL_LOCKS_EXCLUDED(mu_);
+  void ReadLoop(Stream* stream, grpc::ClientContext* context) ABSL_LOCKS_EXCLUDED(mu_);
   absl::Duration Backoff(int attempt) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Options options_;
@@ -134,6 +140,9 @@ class RemoteEvaluatorClient {
   grpc::ClientContext* context_ ABSL_GUARDED_BY(mu_) = nullptr;       // of the open stream
   bool stream_broken_ ABSL_GUARDED_BY(mu_) = false;
   bool answered_on_stream_ ABSL_GUARDED_BY(mu_) = false;
+  // This stream's server accepts DTYPE_BITS (from its initial metadata, known after its first
+  // answer).
+  bool stream_accepts_bits_ ABSL_GUARDED_BY(mu_) = false;
   int64_t streams_opened_ ABSL_GUARDED_BY(mu_) = 0;
   std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_);
 

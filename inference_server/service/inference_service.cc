@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/grpc/status.h"
+#include "inference_server/plane_bits.h"
 
 namespace zf::inference {
 namespace {
@@ -40,28 +41,30 @@ EvaluateResponse ErrorResponse(uint64_t request_id, const absl::Status& status) 
 
 absl::StatusOr<int> ValidatePlanes(const zerofleet::v1::Tensor& planes, const ModelSpec& spec,
                                    int max_rows) {
-  if (planes.dtype() != zerofleet::v1::DTYPE_UINT8) {
+  const bool bits = planes.dtype() == zerofleet::v1::DTYPE_BITS;
+  if (planes.dtype() != zerofleet::v1::DTYPE_UINT8 && !bits) {
     return absl::InvalidArgumentError(
         absl::StrCat("planes.dtype is ", zerofleet::v1::DType_Name(planes.dtype()), " (",
-                     static_cast<int>(planes.dtype()), "), expected DTYPE_UINT8"));
+                     static_cast<int>(planes.dtype()), "), expected DTYPE_UINT8 or DTYPE_BITS"));
   }
-  const std::string want_shape = absl::StrCat("[n, ", spec.input_channels, ", ", spec.board_height,
-                                              ", ", spec.board_width, "]");
   if (planes.shape_size() != 4 || planes.shape(1) != spec.input_channels ||
       planes.shape(2) != spec.board_height || planes.shape(3) != spec.board_width) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "planes.shape is [", absl::StrJoin(planes.shape(), ", "), "], expected ", want_shape));
+    return absl::InvalidArgumentError(
+        absl::StrCat("planes.shape is [", absl::StrJoin(planes.shape(), ", "), "], expected [n, ",
+                     spec.input_channels, ", ", spec.board_height, ", ", spec.board_width, "]"));
   }
   const int64_t rows = planes.shape(0);
   if (rows < 1 || rows > max_rows) {
     return absl::InvalidArgumentError(
         absl::StrCat("planes.shape[0] (positions) is ", rows, ", expected 1..", max_rows));
   }
-  const int64_t want_bytes = rows * spec.PlaneSize();  // no overflow: both are small
+  const int64_t row_bytes = bits ? PackedPlaneBytes(spec.PlaneSize()) : spec.PlaneSize();
+  const int64_t want_bytes = rows * row_bytes;  // no overflow: both are small
   if (static_cast<int64_t>(planes.data().size()) != want_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat("planes.data has ", planes.data().size(),
-                                                   " bytes, expected ", want_bytes, " (", rows,
-                                                   " x ", spec.PlaneSize(), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("planes.data has ", planes.data().size(), " bytes, expected ", want_bytes,
+                     " (", rows, " x ", row_bytes, bits ? ", DTYPE_BITS: ceil(" : "",
+                     bits ? absl::StrCat(spec.PlaneSize(), " / 8)") : "", ")"));
   }
   return static_cast<int>(rows);
 }
@@ -140,8 +143,10 @@ class InferenceService::Stream final
     } else if (draining) {
       submitted = absl::CancelledError("server shutting down");
     } else {
-      std::string* data = request_.mutable_planes()->mutable_data();
-      std::vector<uint8_t> planes(data->begin(), data->end());
+      // The request's own bytes, moved (no copy): the batcher copies (or unpacks) them once,
+      // into a batch.
+      const bool bits = request_.planes().dtype() == zerofleet::v1::DTYPE_BITS;
+      std::string planes = std::move(*request_.mutable_planes()->mutable_data());
       uint64_t seq;
       {
         absl::MutexLock lock(&mu_);
@@ -150,10 +155,12 @@ class InferenceService::Stream final
         unanswered_.insert(seq);
         ++in_flight_;
       }
-      submitted = service_->options_.batcher->Submit(
-          std::move(planes), *rows, [self = Self(), id, seq](absl::StatusOr<Evaluation> result) {
-            self->OnEvaluated(id, seq, std::move(result));
-          });
+      auto done = [self = Self(), id, seq](absl::StatusOr<Evaluation> result) {
+        self->OnEvaluated(id, seq, std::move(result));
+      };
+      Batcher& batcher = *service_->options_.batcher;
+      submitted = bits ? batcher.SubmitBits(std::move(planes), *rows, std::move(done))
+                       : batcher.Submit(std::move(planes), *rows, std::move(done));
       if (!submitted.ok()) {
         absl::MutexLock lock(&mu_);
         unanswered_.erase(seq);
@@ -364,6 +371,8 @@ void InferenceService::Unregister(Stream* stream) {
 
 grpc::ServerBidiReactor<EvaluateRequest, EvaluateResponse>* InferenceService::Evaluate(
     grpc::CallbackServerContext* context) {
+  // Tells clients they may send DTYPE_BITS planes (sent with the stream's first answer).
+  context->AddInitialMetadata(std::string(kPlanesMetadataKey), std::string(kPlanesBits));
   std::shared_ptr<Stream> stream;
   {
     absl::MutexLock lock(&mu_);

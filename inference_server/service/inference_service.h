@@ -2,8 +2,11 @@
 //
 // Evaluate is a long-lived bidirectional stream served by one reactor (gRPC callback API) per
 // stream:
-//   - each EvaluateRequest is validated (ValidatePlanes: dtype UINT8, shape [n, C, H, W] equal
-//     to the model's, data size = n * C * H * W, 1 <= n <= max_request_rows); a bad one is
+//   - the stream's initial metadata says `zf-planes: bits`: the client may send DTYPE_BITS;
+//   - each EvaluateRequest is validated (ValidatePlanes: dtype UINT8 or BITS, shape [n, C, H, W]
+//     equal to the model's, data size = n * C * H * W (BITS: n * ceil(C * H * W / 8)),
+//     1 <= n <= max_request_rows); the planes' bytes are moved, not copied, into the batcher,
+//     which copies (or unpacks) them once, into the batch; a bad one is
 //     answered at once with error_code INVALID_ARGUMENT and a message naming the problem, and
 //     counted in zf_inference_requests_total{code="invalid_argument"}; the stream goes on;
 //   - a valid one is submitted to the batcher; a Submit error (ResourceExhausted when the queue
@@ -53,8 +56,9 @@ namespace zf::inference {
 
 // Checks `planes` against `spec` and `max_rows`.
 // Returns the row count n, or InvalidArgument naming the problem: a dtype other than
-// DTYPE_UINT8, a shape that is not [n, C, H, W] with the model's C, H, W, n outside
-// [1, max_rows], or a data size other than n * C * H * W bytes (expected and actual given).
+// DTYPE_UINT8 and DTYPE_BITS, a shape that is not [n, C, H, W] with the model's C, H, W, n
+// outside [1, max_rows], or a data size other than n * C * H * W bytes (DTYPE_BITS:
+// n * ceil(C * H * W / 8); expected and actual given).
 absl::StatusOr<int> ValidatePlanes(const zerofleet::v1::Tensor& planes, const ModelSpec& spec,
                                    int max_rows);
 
