@@ -41,7 +41,10 @@
 
 ABSL_DECLARE_FLAG(int, games);
 
-ABSL_FLAG(std::string, inference, "", "actor: the inference server, HOST:PORT");
+ABSL_FLAG(std::string, inference, "",
+          "actor: the inference servers, comma-separated HOST:PORT or unix:PATH; a HOST name is "
+          "resolved to every address it has (one server each) and again every 5 s; requests go "
+          "to the server with the fewest rows outstanding and leave one that dies or stalls");
 ABSL_FLAG(int, games_per_worker, 32, "actor: games each worker thread plays at once (1..4096)");
 ABSL_FLAG(int, requests_in_flight, 2,
           "actor: inference requests each worker keeps in flight, 2..64 (capped at "

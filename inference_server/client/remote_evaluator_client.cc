@@ -1,5 +1,9 @@
 #include "inference_server/client/remote_evaluator_client.h"
 
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <bit>
 #include <chrono>
@@ -7,7 +11,11 @@
 #include <string_view>
 #include <utility>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/logging.h"
 #include "common/grpc/status.h"
 #include "inference_server/plane_bits.h"
 
@@ -63,11 +71,93 @@ absl::StatusOr<RemoteEvaluatorClient::Result> Decode(const EvaluateResponse& res
   return result;
 }
 
+// One comma-separated entry of Options::target.
+struct TargetEntry {
+  std::string entry;  // as written
+  std::string name;   // the host name to resolve; empty: `entry` is one gRPC target as it is
+  std::string port;
+};
+
+absl::StatusOr<std::vector<TargetEntry>> ParseTarget(const std::string& target) {
+  std::vector<TargetEntry> entries;
+  for (absl::string_view piece : absl::StrSplit(target, ',')) {
+    const std::string entry(absl::StripAsciiWhitespace(piece));
+    auto bad = [&](const char* why) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("RemoteEvaluatorClient: target entry \"", entry, "\" in \"", target,
+                       "\" ", why, " (expected HOST:PORT, [IPv6]:PORT, unix:PATH or a gRPC ",
+                       "target with a scheme, comma-separated)"));
+    };
+    if (entry.empty()) return bad("is empty");
+    const bool has_scheme = entry.find(':') != std::string::npos &&
+                            (entry.rfind("unix:", 0) == 0 || entry.rfind("unix-abstract:", 0) == 0 ||
+                             entry.rfind("ipv4:", 0) == 0 || entry.rfind("ipv6:", 0) == 0 ||
+                             entry.rfind("dns:", 0) == 0);
+    if (has_scheme) {
+      entries.push_back({entry, "", ""});
+      continue;
+    }
+    const size_t colon = entry.rfind(':');
+    if (colon == std::string::npos) return bad("has no :PORT");
+    const std::string host = entry.substr(0, colon);
+    const std::string port = entry.substr(colon + 1);
+    int port_number = 0;
+    if (!absl::SimpleAtoi(port, &port_number) || port_number < 1 || port_number > 65535) {
+      return bad("has no port in 1..65535");
+    }
+    if (host.empty()) return bad("has no host");
+    in_addr v4;
+    if (host.front() == '[' || inet_pton(AF_INET, host.c_str(), &v4) == 1) {
+      entries.push_back({entry, "", ""});  // an address: one server
+    } else {
+      entries.push_back({entry, host, port});
+    }
+  }
+  return entries;
+}
+
+// The gRPC targets of every address `name` has, sorted; empty with the error on failure.
+std::vector<std::string> Resolve(const std::string& name, const std::string& port,
+                                 std::string* error) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const int rc = getaddrinfo(name.c_str(), port.c_str(), &hints, &found);
+  std::vector<std::string> addresses;
+  if (rc != 0) {
+    *error = gai_strerror(rc);
+    return addresses;
+  }
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    char text[INET6_ADDRSTRLEN] = {};
+    if (a->ai_family == AF_INET) {
+      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ai_addr)->sin_addr, text,
+                sizeof(text));
+      addresses.push_back(absl::StrCat("ipv4:", text, ":", port));
+    } else if (a->ai_family == AF_INET6) {
+      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(a->ai_addr)->sin6_addr, text,
+                sizeof(text));
+      addresses.push_back(absl::StrCat("ipv6:[", text, "]:", port));
+    }
+  }
+  freeaddrinfo(found);
+  std::sort(addresses.begin(), addresses.end());
+  addresses.erase(std::unique(addresses.begin(), addresses.end()), addresses.end());
+  return addresses;
+}
+
+// How often the monitor looks at stalls, delayed retries and waiting requests.
+constexpr absl::Duration kMonitorTick = absl::Milliseconds(20);
+
 }  // namespace
 
 absl::Status RemoteEvaluatorClient::Options::Validate() const {
   if (target.empty())
     return absl::InvalidArgumentError("RemoteEvaluatorClient: target is required");
+  if (absl::StatusOr<std::vector<TargetEntry>> entries = ParseTarget(target); !entries.ok()) {
+    return entries.status();
+  }
   if (input_channels < 1 || board_height < 1 || board_width < 1) {
     return absl::InvalidArgumentError(absl::StrCat("RemoteEvaluatorClient: plane shape ",
                                                    input_channels, "x", board_height, "x",
@@ -80,6 +170,10 @@ absl::Status RemoteEvaluatorClient::Options::Validate() const {
   if (!(jitter >= 0 && jitter <= 1)) {
     return absl::InvalidArgumentError("RemoteEvaluatorClient: jitter must be in [0, 1]");
   }
+  if (stall_timeout <= absl::ZeroDuration() || resolve_interval <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "RemoteEvaluatorClient: stall_timeout and resolve_interval must be positive");
+  }
   return absl::OkStatus();
 }
 
@@ -87,15 +181,56 @@ absl::StatusOr<std::unique_ptr<RemoteEvaluatorClient>> RemoteEvaluatorClient::Cr
     Options options) {
   absl::Status valid = options.Validate();
   if (!valid.ok()) return valid;
+  const std::vector<TargetEntry> entries = *ParseTarget(options.target);
   std::unique_ptr<RemoteEvaluatorClient> client(new RemoteEvaluatorClient(std::move(options)));
-  absl::MutexLock lock(&client->join_mu_);
   RemoteEvaluatorClient* raw = client.get();
-  client->connection_ = std::make_unique<Thread>("zf-eval-conn", [raw] { raw->ConnectionLoop(); });
+  std::vector<TargetEntry> named;
+  {
+    absl::MutexLock lock(&client->mu_);
+    for (const TargetEntry& entry : entries) {
+      if (!entry.name.empty()) {
+        named.push_back(entry);
+        continue;
+      }
+      client->links_.push_back(client->MakeLink(entry.entry, entry.entry, ""));
+      client->StartLink(client->links_.back().get());
+    }
+  }
+  absl::MutexLock lock(&client->join_mu_);
+  client->monitor_ = std::make_unique<Thread>("zf-eval-mon", [raw] { raw->MonitorLoop(); });
+  if (!named.empty()) {
+    client->resolver_ = std::make_unique<Thread>("zf-eval-dns", [raw, named] {
+      // Resolves each named entry now and every resolve_interval.
+      while (true) {
+        for (const TargetEntry& entry : named) {
+          std::string error;
+          std::vector<std::string> addresses = Resolve(entry.name, entry.port, &error);
+          if (addresses.empty()) {
+            ZF_LOG(WARNING) << "inference target " << entry.entry << ": cannot resolve "
+                            << entry.name << " (" << error << "); keeping its known servers";
+            continue;
+          }
+          raw->UpdateEntry(entry.entry, entry.name, addresses);
+        }
+        absl::MutexLock l(&raw->mu_);
+        if (raw->mu_.AwaitWithTimeout(absl::Condition(&raw->closed_),
+                                      raw->options_.resolve_interval)) {
+          return;
+        }
+      }
+    });
+  }
   return client;
 }
 
 RemoteEvaluatorClient::RemoteEvaluatorClient(Options options)
-    : options_(std::move(options)), rng_(options_.seed) {
+    : options_(std::move(options)), rng_(options_.seed) {}
+
+std::unique_ptr<RemoteEvaluatorClient::Link> RemoteEvaluatorClient::MakeLink(
+    const std::string& address, const std::string& entry, const std::string& name) const {
+  auto link = std::make_unique<Link>();
+  link->address = address;
+  link->entry = entry;
   grpc::ChannelArguments args = grpc_util::ClientChannelArguments(options_.wire);
   // The channel's own reconnection backoff (default up to 120 s) must not outlast ours.
   const int initial_ms = static_cast<int>(absl::ToInt64Milliseconds(options_.initial_backoff));
@@ -107,9 +242,48 @@ RemoteEvaluatorClient::RemoteEvaluatorClient(Options options)
   // the same target, and a server allows 128 streams per connection (WireSettings), so past 128
   // clients in one process (zf bench inference --streams 1000) the rest waited unseen.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  channel_ = grpc::CreateCustomChannel(options_.target,
-                                       grpc_util::MakeChannelCredentials(options_.wire.tls), args);
-  stub_ = zerofleet::v1::Inference::NewStub(channel_);
+  if (!name.empty()) {
+    // An address resolved from `name`: certificates and :authority still name the host.
+    if (options_.wire.tls.server_name.empty() && !options_.wire.tls.ca_file.empty()) {
+      args.SetSslTargetNameOverride(name);
+    }
+    args.SetString(GRPC_ARG_DEFAULT_AUTHORITY, name);
+  }
+  link->channel = grpc::CreateCustomChannel(
+      address, grpc_util::MakeChannelCredentials(options_.wire.tls), args);
+  link->stub = zerofleet::v1::Inference::NewStub(link->channel);
+  return link;
+}
+
+void RemoteEvaluatorClient::StartLink(Link* link) {
+  link->thread = std::make_unique<Thread>("zf-eval-conn", [this, link] { ConnectionLoop(link); });
+}
+
+void RemoteEvaluatorClient::UpdateEntry(const std::string& entry, const std::string& name,
+                                        const std::vector<std::string>& addresses) {
+  absl::MutexLock lock(&mu_);
+  if (closed_) return;
+  std::set<std::string> wanted(addresses.begin(), addresses.end());
+  for (auto it = links_.begin(); it != links_.end();) {
+    Link* link = it->get();
+    if (link->entry != entry) {
+      ++it;
+    } else if (wanted.erase(link->address) > 0) {
+      ++it;  // still there
+    } else {
+      ZF_LOG(INFO) << "inference server " << link->address << " left " << entry;
+      link->retired = true;
+      RouteAway(link);
+      if (link->context != nullptr) link->context->TryCancel();
+      retired_.push_back(std::move(*it));
+      it = links_.erase(it);
+    }
+  }
+  for (const std::string& address : wanted) {
+    ZF_LOG(INFO) << "inference server " << address << " joined " << entry;
+    links_.push_back(MakeLink(address, entry, name));
+    StartLink(links_.back().get());
+  }
 }
 
 RemoteEvaluatorClient::~RemoteEvaluatorClient() { Close(); }
@@ -134,17 +308,98 @@ absl::Status RemoteEvaluatorClient::Submit(std::span<const uint8_t> planes, int 
   if (closed_) return absl::CancelledError("RemoteEvaluatorClient is closed");
   const uint64_t id = next_id_++;
   request->set_request_id(id);
-  pending_.emplace(id, Pending{std::move(request), std::move(done)});
-  ready_.push_back(id);
+  pending_.emplace(id, Pending{std::move(request), std::move(done), rows});
+  waiting_.insert(id);
+  RouteWaiting();
   return absl::OkStatus();
+}
+
+bool RemoteEvaluatorClient::Usable(const Link& link) const {
+  if (link.retired || link.context == nullptr || link.stream_broken || link.stalled) return false;
+  return link.answered_on_stream || link.channel->GetState(false) == GRPC_CHANNEL_READY;
+}
+
+RemoteEvaluatorClient::Link* RemoteEvaluatorClient::Route(uint64_t id, const Link* avoid) {
+  auto it = pending_.find(id);
+  if (it == pending_.end()) return nullptr;
+  Pending& pending = it->second;
+  Link* best = nullptr;
+  const size_t n = links_.size();
+  bool any_proven = false;
+  for (const auto& link : links_) {
+    any_proven = any_proven || (link.get() != avoid && link->answered_on_stream && Usable(*link));
+  }
+  for (size_t k = 0; k < n; ++k) {
+    Link* link = links_[(next_tie_ + k) % n].get();
+    if (link == avoid || !Usable(*link)) continue;
+    // A server not yet heard from on its stream gets one request at a time while another has
+    // answered (so one that accepts connections but never answers cannot swallow the load).
+    if (!link->answered_on_stream && any_proven && link->outstanding_rows > 0) continue;
+    if (best == nullptr || link->outstanding_rows < best->outstanding_rows) best = link;
+  }
+  ++next_tie_;
+  if (best == nullptr) {
+    pending.link = nullptr;
+    waiting_.insert(id);
+    return nullptr;
+  }
+  pending.link = best;
+  pending.routed = absl::Now();
+  best->routed[id] = pending.rows;
+  best->outstanding_rows += pending.rows;
+  best->ready.push_back(id);
+  return best;
+}
+
+void RemoteEvaluatorClient::Unroute(Pending& pending, uint64_t id) {
+  waiting_.erase(id);
+  if (pending.link == nullptr) return;
+  pending.link->routed.erase(id);
+  pending.link->outstanding_rows -= pending.rows;
+  pending.link = nullptr;
+}
+
+void RemoteEvaluatorClient::RouteAway(Link* link) {
+  link->ready.clear();
+  if (link->routed.empty() || closed_) return;
+  std::vector<uint64_t> ids;
+  ids.reserve(link->routed.size());
+  for (const auto& [id, rows] : link->routed) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());  // oldest first
+  for (uint64_t id : ids) {
+    Unroute(pending_.at(id), id);
+    ++requests_moved_;
+    Route(id, link);
+  }
+}
+
+void RemoteEvaluatorClient::RouteWaiting() {
+  while (!waiting_.empty()) {
+    const uint64_t id = *waiting_.begin();
+    waiting_.erase(waiting_.begin());
+    if (Route(id) == nullptr) return;  // put back: nowhere to go now
+  }
 }
 
 absl::StatusOr<zerofleet::v1::ModelInfo> RemoteEvaluatorClient::GetModelInfo(
     absl::Duration timeout) const {
+  zerofleet::v1::Inference::Stub* stub = nullptr;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& link : links_) {
+      if (stub == nullptr || (link->answered_on_stream && !link->stalled)) stub = link->stub.get();
+      if (link->answered_on_stream && !link->stalled) break;
+    }
+  }
+  if (stub == nullptr) {
+    return absl::UnavailableError(
+        absl::StrCat("no inference server address known yet for ", options_.target));
+  }
+  // Links are never destroyed before Close, so `stub` outlives the call.
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
   zerofleet::v1::ModelInfo info;
-  grpc::Status status = stub_->GetModelInfo(&context, {}, &info);
+  grpc::Status status = stub->GetModelInfo(&context, {}, &info);
   if (!status.ok()) return grpc_util::FromGrpcStatus(status);
   return info;
 }
@@ -159,6 +414,21 @@ int64_t RemoteEvaluatorClient::streams_opened() const {
   return streams_opened_;
 }
 
+int64_t RemoteEvaluatorClient::requests_moved() const {
+  absl::MutexLock lock(&mu_);
+  return requests_moved_;
+}
+
+std::vector<RemoteEvaluatorClient::ServerState> RemoteEvaluatorClient::servers() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<ServerState> states;
+  for (const auto& link : links_) {
+    states.push_back({link->address, Usable(*link), link->stalled, link->outstanding_rows,
+                      link->answers});
+  }
+  return states;
+}
+
 absl::Duration RemoteEvaluatorClient::Backoff(int attempt) {
   absl::Duration base = options_.initial_backoff;
   for (int i = 0; i < attempt && base < options_.max_backoff; ++i) base *= 2;
@@ -167,52 +437,57 @@ absl::Duration RemoteEvaluatorClient::Backoff(int attempt) {
   return base * (1.0 + options_.jitter * u(rng_));
 }
 
-void RemoteEvaluatorClient::ConnectionLoop() {
+void RemoteEvaluatorClient::ConnectionLoop(Link* link) {
   int attempt = 0;
   while (true) {
     auto context = std::make_unique<grpc::ClientContext>();
     {
       absl::MutexLock lock(&mu_);
-      if (closed_) return;
-      context_ = context.get();
-      stream_broken_ = false;
-      answered_on_stream_ = false;
-      stream_accepts_bits_ = false;
+      if (closed_ || link->retired) return;
+      link->context = context.get();
+      link->stream_broken = false;
+      link->answered_on_stream = false;
+      link->accepts_bits = false;
+      link->stalled = false;
+      ++link->streams_opened;
       ++streams_opened_;
-      // A new stream: send every unanswered request again, oldest first.
-      ready_.clear();
-      delayed_.clear();
-      for (const auto& [id, pending] : pending_) ready_.push_back(id);
     }
     // Wait for the channel to connect rather than fail fast while the server is away: the
     // channel reconnects on its own backoff (WireSettings), and failing fast would stack this
     // loop's backoff on top of it (seen: 14 s to reconnect to a restarted server, not 2 s).
-    // Close() cancels a stream that is still waiting.
+    // Close(), a stall or a retirement cancels a stream that is still waiting.
     context->set_wait_for_ready(true);
-    std::unique_ptr<Stream> stream = stub_->Evaluate(context.get());
+    std::unique_ptr<Stream> stream = link->stub->Evaluate(context.get());
     {
-      Thread reader("zf-eval-read",
-                    [this, s = stream.get(), c = context.get()] { ReadLoop(s, c); });
-      WriteLoop(stream.get());
+      Thread reader("zf-eval-read", [this, link, s = stream.get(), c = context.get()] {
+        ReadLoop(link, s, c);
+      });
+      WriteLoop(link, stream.get());
       // A failed Write means the call is over (Read fails too, once the answers already received
-      // are read: cancelling here would discard them). Only Close cancels a live stream.
-      bool closed;
+      // are read: cancelling here would discard them). Only Close, a stall or a retirement
+      // cancels a live stream.
+      bool cancel;
       {
         absl::MutexLock lock(&mu_);
-        closed = closed_;
+        cancel = closed_ || link->retired;
       }
-      if (closed) context->TryCancel();
+      if (cancel) context->TryCancel();
     }
     stream->Finish();
     absl::MutexLock lock(&mu_);
-    context_ = nullptr;
-    attempt = answered_on_stream_ ? 0 : attempt + 1;
+    link->context = nullptr;
+    link->stream_broken = true;
+    RouteAway(link);
+    attempt = link->answered_on_stream ? 0 : attempt + 1;
     const absl::Duration wait = Backoff(attempt);
-    mu_.AwaitWithTimeout(absl::Condition(&closed_), wait);
+    auto stop = [this, link]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return closed_ || link->retired;
+    };
+    mu_.AwaitWithTimeout(absl::Condition(&stop), wait);
   }
 }
 
-void RemoteEvaluatorClient::WriteLoop(Stream* stream) {
+void RemoteEvaluatorClient::WriteLoop(Link* link, Stream* stream) {
   const int64_t plane_size =
       int64_t{options_.input_channels} * options_.board_height * options_.board_width;
   EvaluateRequest packed;
@@ -221,27 +496,17 @@ void RemoteEvaluatorClient::WriteLoop(Stream* stream) {
     bool bits;
     {
       absl::MutexLock lock(&mu_);
-      while (true) {
-        if (closed_ || stream_broken_) return;
-        const absl::Time now = absl::Now();
-        while (!delayed_.empty() && delayed_.begin()->first <= now) {
-          ready_.push_back(delayed_.begin()->second);
-          delayed_.erase(delayed_.begin());
-        }
-        if (!ready_.empty()) break;
-        const absl::Time deadline =
-            delayed_.empty() ? absl::InfiniteFuture() : delayed_.begin()->first;
-        auto wake = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-          return closed_ || stream_broken_ || !ready_.empty();
-        };
-        mu_.AwaitWithDeadline(absl::Condition(&wake), deadline);
-      }
-      const uint64_t id = ready_.front();
-      ready_.pop_front();
+      auto wake = [this, link]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return closed_ || link->stream_broken || link->retired || !link->ready.empty();
+      };
+      mu_.Await(absl::Condition(&wake));
+      if (closed_ || link->stream_broken || link->retired) return;
+      const uint64_t id = link->ready.front();
+      link->ready.pop_front();
       auto it = pending_.find(id);
-      if (it == pending_.end()) continue;  // answered meanwhile
+      if (it == pending_.end() || it->second.link != link) continue;  // answered or moved
       request = it->second.request;
-      bits = stream_accepts_bits_;
+      bits = link->accepts_bits;
     }
     const EvaluateRequest* to_send = request.get();
     if (bits) {
@@ -257,18 +522,19 @@ void RemoteEvaluatorClient::WriteLoop(Stream* stream) {
     }
     if (!stream->Write(*to_send)) {
       absl::MutexLock lock(&mu_);
-      stream_broken_ = true;  // the request stays pending: re-sent on the next stream
+      link->stream_broken = true;
+      RouteAway(link);  // its requests go to the other servers, or wait for one
       return;
     }
   }
 }
 
-void RemoteEvaluatorClient::ReadLoop(Stream* stream, grpc::ClientContext* context) {
+void RemoteEvaluatorClient::ReadLoop(Link* link, Stream* stream, grpc::ClientContext* context) {
   EvaluateResponse response;
   bool first = true;
   while (stream->Read(&response)) {
     Callback done;
-    int64_t rows = 0;
+    int rows = 0;
     bool accepts_bits = false;
     if (first) {
       // The server's initial metadata has arrived with its first answer.
@@ -279,39 +545,105 @@ void RemoteEvaluatorClient::ReadLoop(Stream* stream, grpc::ClientContext* contex
     }
     {
       absl::MutexLock lock(&mu_);
-      answered_on_stream_ = true;
-      if (first) stream_accepts_bits_ = accepts_bits;
+      link->answered_on_stream = true;
+      ++link->answers;
+      if (first) link->accepts_bits = accepts_bits;
       first = false;
       auto it = pending_.find(response.request_id());
       if (it == pending_.end()) continue;  // a duplicate of a re-sent request
+      Pending& pending = it->second;
       if (Retryable(response.error_code())) {
-        delayed_.emplace(absl::Now() + Backoff(0), it->first);
+        if (pending.link == link) {
+          Unroute(pending, it->first);
+          delayed_.emplace(absl::Now() + Backoff(0), it->first);
+        }
         continue;
       }
-      rows = it->second.request->planes().shape(0);
-      done = std::move(it->second.done);
+      if (pending.link == link) {
+        const double seconds = absl::ToDoubleSeconds(absl::Now() - pending.routed);
+        link->latency_s = link->answers == 1 ? seconds : 0.9 * link->latency_s + 0.1 * seconds;
+      }
+      Unroute(pending, it->first);
+      rows = pending.rows;
+      done = std::move(pending.done);
       pending_.erase(it);
+      RouteWaiting();  // a first answer makes a server usable
     }
     done(Decode(response, rows));
   }
   absl::MutexLock lock(&mu_);
-  stream_broken_ = true;
+  link->stream_broken = true;
+  RouteAway(link);
+}
+
+void RemoteEvaluatorClient::MonitorLoop() {
+  absl::MutexLock lock(&mu_);
+  while (!closed_) {
+    const absl::Time now = absl::Now();
+    while (!delayed_.empty() && delayed_.begin()->first <= now) {
+      const uint64_t id = delayed_.begin()->second;
+      delayed_.erase(delayed_.begin());
+      auto it = pending_.find(id);
+      if (it != pending_.end() && it->second.link == nullptr) waiting_.insert(id);
+    }
+    RouteWaiting();
+    for (const auto& owned : links_) {
+      Link* link = owned.get();
+      if (link->stalled || link->stream_broken || link->context == nullptr ||
+          link->routed.empty()) {
+        continue;
+      }
+      absl::Time oldest = absl::InfiniteFuture();
+      for (const auto& [id, rows] : link->routed) oldest = std::min(oldest, pending_.at(id).routed);
+      const absl::Duration limit =
+          std::max(options_.stall_timeout, absl::Seconds(4 * link->latency_s));
+      if (now - oldest <= limit) continue;
+      bool elsewhere = false;
+      for (const auto& other : links_) elsewhere = elsewhere || (other != owned && Usable(*other));
+      if (!elsewhere) continue;  // nowhere better: keep waiting for it
+      ZF_LOG(WARNING) << "inference server " << link->address << " has not answered for "
+                      << absl::FormatDuration(now - oldest) << "; moving its "
+                      << link->routed.size() << " requests to the others";
+      link->stalled = true;
+      RouteAway(link);
+      // Its stream ends; a new one is probed with one request before it gets more.
+      link->context->TryCancel();
+    }
+    absl::Time next = now + kMonitorTick;
+    if (!delayed_.empty()) next = std::min(next, delayed_.begin()->first);
+    mu_.AwaitWithDeadline(absl::Condition(&closed_), next);
+  }
 }
 
 void RemoteEvaluatorClient::Close() {
   absl::MutexLock join_lock(&join_mu_);
+  std::vector<Link*> links;
   {
     absl::MutexLock lock(&mu_);
     closed_ = true;
-    if (context_ != nullptr) context_->TryCancel();
+    for (const auto& link : links_) {
+      if (link->context != nullptr) link->context->TryCancel();
+      links.push_back(link.get());
+    }
+    for (const auto& link : retired_) links.push_back(link.get());
   }
-  if (connection_ != nullptr) connection_->Join();
+  // Links are only added while open and never destroyed before the client: safe unlocked.
+  for (Link* link : links) {
+    if (link->thread != nullptr) link->thread->Join();
+  }
+  if (monitor_ != nullptr) monitor_->Join();
+  if (resolver_ != nullptr) resolver_->Join();
   std::map<uint64_t, Pending> orphans;
   {
     absl::MutexLock lock(&mu_);
     orphans.swap(pending_);
-    ready_.clear();
+    waiting_.clear();
     delayed_.clear();
+    for (const auto& link : links_) {
+      link->ready.clear();
+      link->routed.clear();
+      link->outstanding_rows = 0;
+    }
   }
   for (auto& [id, pending] : orphans) {
     pending.done(absl::CancelledError("RemoteEvaluatorClient closed"));

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/testing/status_matchers.h"
@@ -53,9 +54,11 @@ std::unique_ptr<InferenceServer> StartServer(std::shared_ptr<Backend> backend,
   return *std::move(server);
 }
 
-std::unique_ptr<RemoteEvaluatorClient> Client(int port, ModelSpec spec = kSpec) {
+std::unique_ptr<RemoteEvaluatorClient> Client(const std::string& target, ModelSpec spec = kSpec,
+                                              absl::Duration stall_timeout = absl::Seconds(1)) {
   RemoteEvaluatorClient::Options options;
-  options.target = absl::StrCat("127.0.0.1:", port);
+  options.target = target;
+  options.stall_timeout = stall_timeout;
   options.input_channels = spec.input_channels;
   options.board_height = spec.board_height;
   options.board_width = spec.board_width;
@@ -64,6 +67,10 @@ std::unique_ptr<RemoteEvaluatorClient> Client(int port, ModelSpec spec = kSpec) 
   auto client = RemoteEvaluatorClient::Create(options);
   EXPECT_TRUE(client.ok()) << client.status();
   return client.ok() ? *std::move(client) : nullptr;
+}
+
+std::unique_ptr<RemoteEvaluatorClient> Client(int port, ModelSpec spec = kSpec) {
+  return Client(absl::StrCat("127.0.0.1:", port), spec);
 }
 
 // Collects answers; checks each against FakeBackend's pure function.
@@ -276,6 +283,138 @@ TEST(RemoteEvaluatorClientTest, CloseCancelsUnansweredRequests) {
   EXPECT_EQ(status.code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(client->Submit(planes, 1, [](auto) {}).code(), absl::StatusCode::kCancelled);
   backend->ResumeRuns();
+}
+
+// Submits `count` requests of 1..4 rows, at most `in_flight` unanswered at once.
+void SubmitClosedLoop(RemoteEvaluatorClient* client, Answers* answers, int count, int in_flight) {
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < count; ++i) {
+    ASSERT_TRUE(testing::WaitFor([&] { return client->pending() < in_flight; }));
+    const int rows = 1 + i % 4;
+    std::vector<uint8_t> planes = RandomPlanes(rows, rng);
+    ASSERT_OK(client->Submit(planes, rows, answers->Expect(planes, rows)));
+  }
+}
+
+int64_t AnswersFrom(const RemoteEvaluatorClient& client, int port) {
+  for (const auto& server : client.servers()) {
+    if (absl::EndsWith(server.address, absl::StrCat(":", port))) return server.answers;
+  }
+  return -1;
+}
+
+TEST(RemoteEvaluatorClientTest, TargetListsAreCheckedEntryByEntry) {
+  for (const char* bad : {"127.0.0.1", "127.0.0.1:1,", "host:0", ":50051", "a:b"}) {
+    RemoteEvaluatorClient::Options options;
+    options.target = bad;
+    options.input_channels = options.board_height = options.board_width = 1;
+    absl::StatusOr<std::unique_ptr<RemoteEvaluatorClient>> client =
+        RemoteEvaluatorClient::Create(options);
+    ASSERT_FALSE(client.ok()) << bad;
+    EXPECT_EQ(client.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(client.status().message(), ::testing::HasSubstr("target entry")) << bad;
+  }
+}
+
+TEST(RemoteEvaluatorClientTest, ASlowerServerGetsLessWork) {
+  auto slow_backend =
+      FakeBackend::Create({.spec = kSpec, .max_batch = 1024, .version = 1,
+                           .delay = absl::Milliseconds(30)});
+  ASSERT_OK(slow_backend.status());
+  auto slow = StartServer(std::shared_ptr<FakeBackend>(std::move(*slow_backend)));
+  auto fast = StartServer(Fake(2));
+  ASSERT_NE(slow, nullptr);
+  ASSERT_NE(fast, nullptr);
+  auto client = Client(absl::StrCat("127.0.0.1:", slow->port(), ", 127.0.0.1:", fast->port()));
+  ASSERT_EQ(client->servers().size(), 2u);
+  Answers answers;
+  constexpr int kRequests = 400;
+  SubmitClosedLoop(client.get(), &answers, kRequests, 16);
+  ASSERT_TRUE(answers.WaitFor(kRequests));
+  EXPECT_EQ(answers.wrong(), 0) << answers.last_error();
+  const std::map<int64_t, int> versions = answers.versions();
+  // Least outstanding rows: the server that answers 30 ms later holds its rows longer.
+  EXPECT_GT(versions.at(1), 0);
+  EXPECT_GT(versions.at(2), 3 * versions.at(1));
+  EXPECT_EQ(AnswersFrom(*client, fast->port()), versions.at(2));
+}
+
+TEST(RemoteEvaluatorClientTest, RequestsOfAServerThatShutsDownGoToTheOther) {
+  std::shared_ptr<FakeBackend> first_backend = Fake(1);
+  auto first = StartServer(first_backend);
+  auto second = StartServer(Fake(2));
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  auto client = Client(absl::StrCat("127.0.0.1:", first->port(), ",127.0.0.1:", second->port()));
+  Answers answers;
+  // Both servers answer first (so both are in use).
+  SubmitClosedLoop(client.get(), &answers, 40, 8);
+  ASSERT_TRUE(answers.WaitFor(40));
+  ASSERT_GT(answers.versions()[1], 0);
+  // The first holds a batch, and more are routed to it, when it shuts down.
+  first_backend->PauseRuns();
+  std::mt19937_64 rng(5);
+  constexpr int kMore = 60;
+  for (int i = 0; i < kMore; ++i) {
+    std::vector<uint8_t> planes = RandomPlanes(1, rng);
+    ASSERT_OK(client->Submit(planes, 1, answers.Expect(planes, 1)));
+  }
+  ASSERT_TRUE(testing::WaitFor([&] { return first_backend->NumBlockedRuns() == 1; }));
+  {
+    Thread shutdown("shutdown", [&] { first->Shutdown(); });
+    ASSERT_TRUE(testing::WaitFor([&] { return !first->serving(); }));
+    first_backend->ResumeRuns();
+  }
+  first.reset();
+  ASSERT_TRUE(answers.WaitFor(40 + kMore));
+  EXPECT_EQ(answers.wrong(), 0) << answers.last_error();
+  EXPECT_EQ(client->pending(), 0);
+  // Every request was answered once; the second server kept answering while the first went.
+  const std::map<int64_t, int> versions = answers.versions();
+  EXPECT_EQ(versions.at(1) + versions.at(2), 40 + kMore);
+  const int second_before = answers.versions()[2];
+  SubmitClosedLoop(client.get(), &answers, 20, 4);
+  ASSERT_TRUE(answers.WaitFor(40 + kMore + 20));
+  EXPECT_EQ(answers.versions()[2], second_before + 20);
+}
+
+TEST(RemoteEvaluatorClientTest, AServerThatStopsAnsweringIsLeftForTheOthers) {
+  std::shared_ptr<FakeBackend> stuck_backend = Fake(1);
+  auto stuck = StartServer(stuck_backend);
+  auto healthy = StartServer(Fake(2));
+  ASSERT_NE(stuck, nullptr);
+  ASSERT_NE(healthy, nullptr);
+  stuck_backend->PauseRuns();  // accepts requests and never answers: a stopped process
+  auto client =
+      Client(absl::StrCat("127.0.0.1:", stuck->port(), ",127.0.0.1:", healthy->port()), kSpec,
+             /*stall_timeout=*/absl::Milliseconds(200));
+  Answers answers;
+  constexpr int kRequests = 200;
+  const absl::Time start = absl::Now();
+  SubmitClosedLoop(client.get(), &answers, kRequests, 16);
+  ASSERT_TRUE(answers.WaitFor(kRequests));
+  EXPECT_EQ(answers.wrong(), 0) << answers.last_error();
+  EXPECT_EQ(answers.versions()[2], kRequests);  // all from the healthy server
+  EXPECT_GT(client->requests_moved(), 0);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30));
+  stuck_backend->ResumeRuns();
+}
+
+TEST(RemoteEvaluatorClientTest, ANameIsResolvedToItsAddresses) {
+  auto server = StartServer(Fake(3));
+  ASSERT_NE(server, nullptr);
+  auto client = Client(absl::StrCat("localhost:", server->port()));
+  // The resolver thread makes one server per address of "localhost" (127.0.0.1, maybe ::1).
+  ASSERT_TRUE(testing::WaitFor([&] { return !client->servers().empty(); }));
+  bool loopback = false;
+  for (const auto& s : client->servers()) {
+    loopback = loopback || s.address == absl::StrCat("ipv4:127.0.0.1:", server->port());
+  }
+  EXPECT_TRUE(loopback);
+  Answers answers;
+  SubmitClosedLoop(client.get(), &answers, 20, 4);
+  ASSERT_TRUE(answers.WaitFor(20));
+  EXPECT_EQ(answers.wrong(), 0) << answers.last_error();
 }
 
 TEST(RemoteEvaluatorTest, GivesPriorsOverLegalActionsAndValues) {
