@@ -423,7 +423,7 @@ absl::Status ActorOptions::Validate() const {
 
 absl::StatusOr<std::shared_ptr<AsyncEvaluator>> ConnectInference(
     const std::string& target, const std::string& game, uint64_t seed,
-    const grpc_util::WireSettings& wire) {
+    const grpc_util::WireSettings& wire, metrics::Registry* metrics) {
   ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(game));
   const games::PlaneShape shape =
       games::VisitGame(config, [](const auto& start) { return start.Shape(); });
@@ -434,6 +434,7 @@ absl::StatusOr<std::shared_ptr<AsyncEvaluator>> ConnectInference(
   options.board_width = shape.width;
   options.seed = seed;
   options.wire = wire;
+  options.metrics = metrics;
   ZF_ASSIGN_OR_RETURN(std::unique_ptr<inference::RemoteEvaluatorClient> client,
                       inference::RemoteEvaluatorClient::Create(std::move(options)));
   return std::shared_ptr<AsyncEvaluator>(std::make_shared<RemoteAsyncEvaluator>(

@@ -122,12 +122,15 @@ struct ActorStats {
   int64_t resign_false_positives = 0;  // of those, games the resigning player did not lose
 };
 
-// Connects to an inference server at `target` ("HOST:PORT") for `game` (its plane shape sizes
-// the requests), over `wire` (TLS included). Does not wait for the server.
-// Returns: the evaluator; InvalidArgument (unknown game, empty target).
+// Connects to the inference servers of `target` (RemoteEvaluatorClient::Options::target: one
+// HOST:PORT, a comma-separated list, or a name that resolves to several) for `game` (its plane
+// shape sizes the requests), over `wire` (TLS included). Does not wait for a server. `metrics`:
+// where the client's zf_inference_client_* go (may be null; must outlive the evaluator).
+// Returns: the evaluator; InvalidArgument (unknown game, a bad target).
 absl::StatusOr<std::shared_ptr<AsyncEvaluator>> ConnectInference(
     const std::string& target, const std::string& game, uint64_t seed = 1,
-    const grpc_util::WireSettings& wire = grpc_util::WireSettings{});
+    const grpc_util::WireSettings& wire = grpc_util::WireSettings{},
+    metrics::Registry* metrics = nullptr);
 
 // A fresh random actor id: "a" + 16 hex digits.
 std::string RandomActorId();

@@ -163,6 +163,8 @@ absl::Status RunActor(const std::vector<std::string>& args) {
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
 
+  auto registry = std::make_shared<metrics::Registry>();
+  metrics::RegisterBuildInfo(*registry, "actor");
   std::shared_ptr<actor::AsyncEvaluator> evaluator;
   if (local) {
     const LocalActorEvaluatorFactory& make_local = LocalActorEvaluatorHook();
@@ -178,12 +180,11 @@ absl::Status RunActor(const std::vector<std::string>& args) {
                                     .cuda_graphs = absl::GetFlag(FLAGS_cuda_graphs)}));
   } else {
     ZF_ASSIGN_OR_RETURN(evaluator, actor::ConnectInference(inference, config.name,
-                                                           /*seed=*/options.seed + 1, wire));
+                                                           /*seed=*/options.seed + 1, wire,
+                                                           registry.get()));
   }
 
   options.actor_id = actor::RandomActorId();
-  auto registry = std::make_shared<metrics::Registry>();
-  metrics::RegisterBuildInfo(*registry, "actor");
   std::unique_ptr<actor::GameSink> sink;
   if (!out.empty()) {
     ZF_ASSIGN_OR_RETURN(sink,

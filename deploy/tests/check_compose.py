@@ -2,9 +2,10 @@
 """Validates deploy/compose with `docker-compose config` (alone and with the GPU override) and
 checks the resolved services: flags and ports agree with fleet_spec.py, gRPC health checks on
 every server, start order on health, one volume per stateful service, grace periods, images
-(actors on zerofleet:actor, also with the GPU override), GPU reservations only in the override, the gating override (the evaluator serves accepted versions,
-inference loads from it, nothing else changes), and that Prometheus scrapes exactly the compose
-services.
+(actors on zerofleet:actor, also with the GPU override), GPU reservations only in the override,
+the gating override (the evaluator serves accepted versions, inference loads from it, nothing
+else changes), the two-inference-server override (two replicas under one name, alone and with
+the GPU override), and that Prometheus scrapes exactly the compose services.
 
     deploy/tests/check_compose.py [--docker-compose docker-compose] [--zf build/cli/zf]
 
@@ -28,6 +29,7 @@ BASE = DEPLOY / "compose" / "docker-compose.yml"
 GPU = DEPLOY / "compose" / "docker-compose.gpu.yml"
 TLS = DEPLOY / "compose" / "docker-compose.tls.yml"
 GATE = DEPLOY / "compose" / "docker-compose.gate.yml"
+PAIR = DEPLOY / "compose" / "docker-compose.inference-pair.yml"
 SKIP = 77
 SERVICES = {"inference": "inference", "replay-0": "replay", "replay-1": "replay",
             "learner": "learner", "actor": "actor", "evaluator": "evaluator"}
@@ -36,6 +38,8 @@ DEPENDS = {"learner": {"replay-0", "replay-1"}, "inference": {"learner"},
            "actor": {"inference", "replay-0", "replay-1"}, "evaluator": {"learner"},
            "grafana": {"prometheus"}}
 STATEFUL = {"replay-0", "replay-1", "learner", "evaluator"}
+# Services found by DNS (every replica's address under the service's name), not by a fixed list.
+SCALED = {"actor", "inference"}
 # The default image of each component where it is not zerofleet:cpu (deploy/docker/Dockerfile's
 # actor stage: zf without LibTorch); GPU services run zerofleet:cuda (docker-compose.gpu.yml).
 IMAGES = {"actor": "zerofleet:actor"}
@@ -99,7 +103,7 @@ def check_fleet(c, label, config, gpu, used_flags):
             # `zf health` must accept the flags the health check passes (checked with --zf).
             used_flags.setdefault("health", set()).update(
                 a[2:].split("=")[0] for a in test[3:] if a.startswith("--"))
-        else:
+        if name in SCALED:
             c.expect("container_name" not in service and "ports" not in service,
                      f"{where}: scalable (no container_name, no host ports)")
         depends = service.get("depends_on", {})
@@ -218,22 +222,40 @@ def check_gate(c, config, base, used_flags):
                  f"compose+gate/{name}: the override changes its command")
 
 
+def check_pair(c, config, base, used_flags):
+    """The two-inference-server override: inference runs two replicas under its one name (the
+    actors' --inference and Prometheus find both through DNS); nothing else changes."""
+    services = config["services"]
+    check_fleet(c, "compose+inference-pair", config, False, used_flags)
+    replicas = services.get("inference", {}).get("deploy", {}).get("replicas")
+    c.expect(replicas == 2, f"compose+inference-pair/inference: 2 replicas, got {replicas}")
+    for name in SERVICES:
+        c.expect(services.get(name, {}).get("command") == base["services"][name].get("command"),
+                 f"compose+inference-pair/{name}: the override changes the command line")
+    for name in set(SERVICES) - {"inference"}:
+        c.expect(services.get(name, {}).get("deploy") == base["services"][name].get("deploy"),
+                 f"compose+inference-pair/{name}: the override changes more than inference")
+
+
 def check_prometheus_targets(c):
-    """The compose scrape config names the compose services on their metrics ports."""
+    """The compose scrape config names the compose services on their metrics ports; scaled ones
+    are found through DNS."""
     config = yaml.safe_load((DEPLOY / "prometheus" / "prometheus.yml").read_text())
     jobs = {j["job_name"]: j for j in config["scrape_configs"]}
     expected = {}
     for name, component in SERVICES.items():
-        if component != "actor":
+        if name not in SCALED:
             expected.setdefault(f"zf-{component}", set()).add(
                 f"{name}:{COMPONENTS[component]['metrics']}")
     for job, targets in expected.items():
         got = {t for s in jobs.get(job, {}).get("static_configs", []) for t in s["targets"]}
         c.expect(got == targets, f"prometheus.yml: job {job} scrapes {sorted(got)}, "
                  f"expected {sorted(targets)}")
-    dns = jobs.get("zf-actor", {}).get("dns_sd_configs", [{}])[0]
-    c.expect(dns.get("names") == ["actor"] and dns.get("port") == COMPONENTS["actor"]["metrics"],
-             "prometheus.yml: actors found through DNS on their metrics port")
+    for name in sorted(SCALED):
+        dns = jobs.get(f"zf-{name}", {}).get("dns_sd_configs", [{}])[0]
+        c.expect(dns.get("names") == [name] and dns.get("port") == COMPONENTS[name]["metrics"]
+                 and not jobs.get(f"zf-{name}", {}).get("static_configs"),
+                 f"prometheus.yml: {name} replicas found through DNS on their metrics port")
 
 
 def main():
@@ -262,6 +284,12 @@ def main():
         if "compose" in configs:
             check_gate(c, compose_config(tool, [BASE, GATE]), configs["compose"], used_flags)
             compose_config(tool, [BASE, GATE, TLS])  # the two overrides together resolve
+            check_pair(c, compose_config(tool, [BASE, PAIR]), configs["compose"], used_flags)
+            # With the GPU override too: every replica reserves a GPU.
+            both = compose_config(tool, [BASE, PAIR, GPU])
+            check_fleet(c, "compose+inference-pair+gpu", both, True, used_flags)
+            c.expect(both["services"]["inference"]["deploy"].get("replicas") == 2,
+                     "compose+inference-pair+gpu/inference: 2 replicas")
     except RuntimeError as error:
         c.expect(False, str(error))
     check_prometheus_targets(c)

@@ -3,7 +3,8 @@
 container ports and flags agree with fleet_spec.py (and with the `zf` binary when --zf is given),
 gRPC probes on every server, resources, volumes, labels and selectors, grace periods, images
 (zerofleet:cuda only on GPUs, zerofleet:actor for actors, zerofleet:cpu otherwise), the run
-ConfigMap, the HPA and the disruption budgets.
+ConfigMap, the HPA and the disruption budgets, and the inference servers behind a headless Service
+(two replicas in the gpu overlay).
 
     deploy/tests/check_k8s.py [--zf build/cli/zf] [--kubectl kubectl]
 
@@ -251,6 +252,13 @@ def check_overlay(c, overlay, objects, used_flags):
                 c.expect(flags.get("inference") ==
                          f"zf-inference:{COMPONENTS['inference']['grpc']}",
                          f"{overlay}/actor: --inference names the inference Service")
+        # The actors resolve the inference Service to every server: it must be headless.
+        c.expect(services.get("zf-inference", {}).get("spec", {}).get("clusterIP") == "None",
+                 f"{overlay}/Service/zf-inference: headless (clusterIP: None), so actors "
+                 f"resolve every inference pod")
+        replicas = pods["inference"][0]["spec"].get("replicas", 1)
+        want = 2 if overlay == "gpu" else 1
+        c.expect(replicas == want, f"{overlay}/inference: {want} replicas, got {replicas}")
         inference = pods["inference"][1]["spec"]["containers"][0]
         _, flags = parse_flags([a for a in inference["args"] if "$(" not in a])
         source = (f"zf-evaluator:{GATE_GRPC}" if gated

@@ -84,6 +84,8 @@ METRICS = {
     "zf_actor_leaf_evaluations_total", "zf_actor_evaluation_wait_seconds_total",
     "zf_actor_requests_in_flight", "zf_actor_model_version", "zf_actor_resignations_total",
     "zf_actor_game_length_moves", "zf_actor_resign_false_positive_ratio",
+    # the inference client (inference_server/client/, in each actor)
+    "zf_inference_client_requests_moved_total", "zf_inference_client_servers",
     # the replay writer (replay/client/, in each actor)
     "zf_replay_writer_acked_games_total",
     "zf_replay_writer_insert_retries_total", "zf_replay_writer_rejected_games_total",

@@ -184,6 +184,23 @@ absl::StatusOr<std::unique_ptr<RemoteEvaluatorClient>> RemoteEvaluatorClient::Cr
   const std::vector<TargetEntry> entries = *ParseTarget(options.target);
   std::unique_ptr<RemoteEvaluatorClient> client(new RemoteEvaluatorClient(std::move(options)));
   RemoteEvaluatorClient* raw = client.get();
+  if (metrics::Registry* registry = client->options_.metrics; registry != nullptr) {
+    client->moved_counter_ =
+        &metrics::BuildCounter()
+             .Name("zf_inference_client_requests_moved_total")
+             .Help("Evaluation requests sent again to another inference server because theirs "
+                   "died, drained or stopped answering.")
+             .Register(*registry)
+             .Add({});
+    auto& servers = metrics::BuildGauge()
+                        .Name("zf_inference_client_servers")
+                        .Help("Inference servers this client knows, by state: usable (stream "
+                              "open), stalled (left for not answering) or down (reconnecting).")
+                        .Register(*registry);
+    client->servers_usable_ = &servers.Add({{"state", "usable"}});
+    client->servers_stalled_ = &servers.Add({{"state", "stalled"}});
+    client->servers_down_ = &servers.Add({{"state", "down"}});
+  }
   std::vector<TargetEntry> named;
   {
     absl::MutexLock lock(&client->mu_);
@@ -329,12 +346,18 @@ RemoteEvaluatorClient::Link* RemoteEvaluatorClient::Route(uint64_t id, const Lin
   for (const auto& link : links_) {
     any_proven = any_proven || (link.get() != avoid && link->answered_on_stream && Usable(*link));
   }
+  Link* probation = nullptr;
   for (size_t k = 0; k < n; ++k) {
     Link* link = links_[(next_tie_ + k) % n].get();
     if (link == avoid || !Usable(*link)) continue;
-    // A server not yet heard from on its stream gets one request at a time while another has
-    // answered (so one that accepts connections but never answers cannot swallow the load).
-    if (!link->answered_on_stream && any_proven && link->outstanding_rows > 0) continue;
+    // While another server has answered, one not yet heard from on its stream (new, restarted,
+    // or reconnected after a stall) is on probation: it gets no request of its own, only a copy
+    // of one routed elsewhere, and joins when it answers. So one that accepts connections but
+    // never answers (SIGSTOP) holds up no search.
+    if (!link->answered_on_stream && any_proven) {
+      if (link->probe_id == 0 && probation == nullptr) probation = link;
+      continue;
+    }
     if (best == nullptr || link->outstanding_rows < best->outstanding_rows) best = link;
   }
   ++next_tie_;
@@ -348,6 +371,10 @@ RemoteEvaluatorClient::Link* RemoteEvaluatorClient::Route(uint64_t id, const Lin
   best->routed[id] = pending.rows;
   best->outstanding_rows += pending.rows;
   best->ready.push_back(id);
+  if (probation != nullptr) {
+    probation->probe_id = id;
+    probation->ready.push_back(id);
+  }
   return best;
 }
 
@@ -361,6 +388,7 @@ void RemoteEvaluatorClient::Unroute(Pending& pending, uint64_t id) {
 
 void RemoteEvaluatorClient::RouteAway(Link* link) {
   link->ready.clear();
+  link->probe_id = 0;
   if (link->routed.empty() || closed_) return;
   std::vector<uint64_t> ids;
   ids.reserve(link->routed.size());
@@ -369,6 +397,7 @@ void RemoteEvaluatorClient::RouteAway(Link* link) {
   for (uint64_t id : ids) {
     Unroute(pending_.at(id), id);
     ++requests_moved_;
+    if (moved_counter_ != nullptr) moved_counter_->Increment();
     Route(id, link);
   }
 }
@@ -423,7 +452,8 @@ std::vector<RemoteEvaluatorClient::ServerState> RemoteEvaluatorClient::servers()
   absl::MutexLock lock(&mu_);
   std::vector<ServerState> states;
   for (const auto& link : links_) {
-    states.push_back({link->address, Usable(*link), link->stalled, link->outstanding_rows,
+    states.push_back({link->address, Usable(*link),
+                      link->stalled || link->unanswered_since_stall, link->outstanding_rows,
                       link->answers});
   }
   return states;
@@ -449,6 +479,7 @@ void RemoteEvaluatorClient::ConnectionLoop(Link* link) {
       link->answered_on_stream = false;
       link->accepts_bits = false;
       link->stalled = false;
+      link->probe_id = 0;
       ++link->streams_opened;
       ++streams_opened_;
     }
@@ -504,7 +535,11 @@ void RemoteEvaluatorClient::WriteLoop(Link* link, Stream* stream) {
       const uint64_t id = link->ready.front();
       link->ready.pop_front();
       auto it = pending_.find(id);
-      if (it == pending_.end() || it->second.link != link) continue;  // answered or moved
+      const bool probe = id == link->probe_id;
+      if (it == pending_.end() || (it->second.link != link && !probe)) {  // answered or moved
+        if (probe) link->probe_id = 0;  // answered before it was sent: another copy next time
+        continue;
+      }
       request = it->second.request;
       bits = link->accepts_bits;
     }
@@ -546,6 +581,8 @@ void RemoteEvaluatorClient::ReadLoop(Link* link, Stream* stream, grpc::ClientCon
     {
       absl::MutexLock lock(&mu_);
       link->answered_on_stream = true;
+      link->unanswered_since_stall = false;
+      link->probe_id = 0;
       ++link->answers;
       if (first) link->accepts_bits = accepts_bits;
       first = false;
@@ -605,9 +642,23 @@ void RemoteEvaluatorClient::MonitorLoop() {
                       << absl::FormatDuration(now - oldest) << "; moving its "
                       << link->routed.size() << " requests to the others";
       link->stalled = true;
+      link->unanswered_since_stall = true;
       RouteAway(link);
       // Its stream ends; a new one is probed with one request before it gets more.
       link->context->TryCancel();
+    }
+    if (servers_usable_ != nullptr) {
+      int usable = 0, stalled = 0;
+      for (const auto& link : links_) {
+        if (link->stalled || link->unanswered_since_stall) {
+          ++stalled;  // on probation until it answers again
+        } else if (Usable(*link)) {
+          ++usable;
+        }
+      }
+      servers_usable_->Set(usable);
+      servers_stalled_->Set(stalled);
+      servers_down_->Set(static_cast<double>(links_.size()) - usable - stalled);
     }
     absl::Time next = now + kMonitorTick;
     if (!delayed_.empty()) next = std::min(next, delayed_.begin()->first);

@@ -12,8 +12,10 @@
 // policies cannot do this here: round_robin and pick_first choose a connection per call, and
 // one Evaluate stream is one call that carries every request. Usable: its stream is open and its
 // channel connected, and it is not stalled. While another server has answered, one that has not
-// yet answered on its new stream gets one request at a time (a probe), so a server that accepts
-// connections but never answers cannot swallow the load.
+// yet answered on its new stream (new, restarted, reconnected after a stall) is on probation: it
+// gets no request of its own, only a copy of one routed to another server (a probe, one at a
+// time), and joins once it answers. So a server that accepts connections but never answers
+// (SIGSTOP) cannot swallow the load, nor hold up the search whose request probes it.
 //
 // Failover: an evaluation has no side effect, so an unanswered request can always be sent again.
 // When a server's stream ends (it died, drained with UNAVAILABLE, the network went, keepalive
@@ -21,7 +23,7 @@
 // a request unanswered for stall_timeout (or 4x its recent answer latency, if longer) while
 // another server is usable, it is stalled (SIGSTOP, a hung GPU): it gets no new work and its
 // unanswered requests are sent to the others too; whichever answer comes first is used and later
-// duplicates are dropped. Any answer from it makes it usable again. With no usable server,
+// duplicates are dropped. It is then probed (above) until it answers again. With no usable server,
 // requests wait and are sent when one becomes usable (reconnecting as before), so a restarted
 // server delays answers but loses none. Answers with a retryable error_code (RESOURCE_EXHAUSTED:
 // the server's queue is full; CANCELLED or UNAVAILABLE: it is shutting down) are routed again
@@ -64,6 +66,9 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/grpc/channel.h"
+#include "common/metrics/counter.h"
+#include "common/metrics/gauge.h"
+#include "common/metrics/registry.h"
 #include "common/thread.h"
 #include "proto/zerofleet/v1/inference.grpc.pb.h"
 
@@ -103,6 +108,9 @@ class RemoteEvaluatorClient {
     absl::Duration stall_timeout = absl::Seconds(1);
     // Names in `target` are resolved again this often.
     absl::Duration resolve_interval = absl::Seconds(5);
+    // Where the client's metrics go (zf_inference_client_*: requests moved, servers by state);
+    // none when null. Must outlive the client.
+    metrics::Registry* metrics = nullptr;
 
     // Returns: InvalidArgument naming the bad field.
     absl::Status Validate() const;
@@ -138,8 +146,8 @@ class RemoteEvaluatorClient {
   // One server's state, for tests, logs and metrics.
   struct ServerState {
     std::string address;  // the gRPC target ("ipv4:10.0.0.2:50051", "unix:/run/zf.sock", ...)
-    bool usable = false;
-    bool stalled = false;
+    bool usable = false;   // its stream is open (it may still be on probation: see stalled)
+    bool stalled = false;  // left for not answering, and not heard from since
     int64_t outstanding_rows = 0;
     int64_t answers = 0;  // answers received from it (duplicates included)
   };
@@ -175,6 +183,12 @@ class RemoteEvaluatorClient {
     // answer).
     bool accepts_bits = false;
     bool stalled = false;
+    // Stalled, and not heard from since (across reconnections): the metrics' "stalled".
+    bool unanswered_since_stall = false;
+    // On probation (not yet heard from on this stream while another server has answered): the
+    // id of the request whose copy was sent here to see whether it answers (its own copy is
+    // routed to another server), or 0.
+    uint64_t probe_id = 0;
     std::deque<uint64_t> ready;                   // ids routed here, to write
     absl::flat_hash_map<uint64_t, int> routed;    // ids routed here and unanswered -> rows
     int64_t outstanding_rows = 0;                 // sum of `routed`
@@ -226,6 +240,11 @@ class RemoteEvaluatorClient {
   std::vector<std::unique_ptr<Link>> links_ ABSL_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<Link>> retired_ ABSL_GUARDED_BY(mu_);  // joined by Close
   int64_t requests_moved_ ABSL_GUARDED_BY(mu_) = 0;
+  // Null without Options::metrics.
+  metrics::Counter* moved_counter_ = nullptr;
+  metrics::Gauge* servers_usable_ = nullptr;
+  metrics::Gauge* servers_stalled_ = nullptr;
+  metrics::Gauge* servers_down_ = nullptr;
   int64_t streams_opened_ ABSL_GUARDED_BY(mu_) = 0;
   size_t next_tie_ ABSL_GUARDED_BY(mu_) = 0;
   std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_);

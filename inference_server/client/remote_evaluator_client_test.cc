@@ -55,9 +55,11 @@ std::unique_ptr<InferenceServer> StartServer(std::shared_ptr<Backend> backend,
 }
 
 std::unique_ptr<RemoteEvaluatorClient> Client(const std::string& target, ModelSpec spec = kSpec,
-                                              absl::Duration stall_timeout = absl::Seconds(1)) {
+                                              absl::Duration stall_timeout = absl::Seconds(1),
+                                              metrics::Registry* registry = nullptr) {
   RemoteEvaluatorClient::Options options;
   options.target = target;
+  options.metrics = registry;
   options.stall_timeout = stall_timeout;
   options.input_channels = spec.input_channels;
   options.board_height = spec.board_height;
@@ -378,6 +380,52 @@ TEST(RemoteEvaluatorClientTest, RequestsOfAServerThatShutsDownGoToTheOther) {
   EXPECT_EQ(answers.versions()[2], second_before + 20);
 }
 
+// After a stall the stopped server is only probed with copies of requests answered elsewhere:
+// no search waits on it again, however long it stays stopped, and it rejoins when it answers.
+TEST(RemoteEvaluatorClientTest, AStalledServerHoldsUpNoRequestAndRejoinsWhenItAnswers) {
+  std::shared_ptr<FakeBackend> stuck_backend = Fake(1);
+  auto stuck = StartServer(stuck_backend);
+  auto healthy = StartServer(Fake(2));
+  ASSERT_NE(stuck, nullptr);
+  ASSERT_NE(healthy, nullptr);
+  constexpr absl::Duration kStall = absl::Milliseconds(200);
+  auto client = Client(absl::StrCat("127.0.0.1:", stuck->port(), ",127.0.0.1:", healthy->port()),
+                       kSpec, kStall);
+  Answers answers;
+  SubmitClosedLoop(client.get(), &answers, 40, 8);  // both servers answer
+  ASSERT_TRUE(answers.WaitFor(40));
+  ASSERT_GT(answers.versions()[1], 0);
+  stuck_backend->PauseRuns();  // from now on it accepts requests and never answers
+  int done = 40;
+  SubmitClosedLoop(client.get(), &answers, 40, 8);  // the stall: some wait kStall, then move
+  done += 40;
+  ASSERT_TRUE(answers.WaitFor(done));
+  ASSERT_GT(client->requests_moved(), 0);
+  // For several stall timeouts, one request at a time: each is answered by the healthy server
+  // at once (the stopped one gets copies only, on stream after stream).
+  std::mt19937_64 rng(11);
+  absl::Duration slowest = absl::ZeroDuration();
+  const absl::Time until = absl::Now() + 8 * kStall;
+  while (absl::Now() < until) {
+    std::vector<uint8_t> planes = RandomPlanes(1, rng);
+    const absl::Time sent = absl::Now();
+    ASSERT_OK(client->Submit(planes, 1, answers.Expect(planes, 1)));
+    ASSERT_TRUE(answers.WaitFor(++done));
+    slowest = std::max(slowest, absl::Now() - sent);
+  }
+  EXPECT_LT(slowest, kStall / 2);
+  EXPECT_EQ(answers.wrong(), 0) << answers.last_error();
+  // Running again, it answers a probe and gets its share of new requests.
+  const int stuck_before = answers.versions()[1];
+  stuck_backend->ResumeRuns();
+  ASSERT_TRUE(testing::WaitFor([&] {
+    SubmitClosedLoop(client.get(), &answers, 16, 8);
+    done += 16;
+    return answers.WaitFor(done) && answers.versions()[1] > stuck_before;
+  }));
+  EXPECT_EQ(answers.wrong(), 0) << answers.last_error();
+}
+
 TEST(RemoteEvaluatorClientTest, AServerThatStopsAnsweringIsLeftForTheOthers) {
   std::shared_ptr<FakeBackend> stuck_backend = Fake(1);
   auto stuck = StartServer(stuck_backend);
@@ -385,9 +433,10 @@ TEST(RemoteEvaluatorClientTest, AServerThatStopsAnsweringIsLeftForTheOthers) {
   ASSERT_NE(stuck, nullptr);
   ASSERT_NE(healthy, nullptr);
   stuck_backend->PauseRuns();  // accepts requests and never answers: a stopped process
+  metrics::Registry registry;
   auto client =
       Client(absl::StrCat("127.0.0.1:", stuck->port(), ",127.0.0.1:", healthy->port()), kSpec,
-             /*stall_timeout=*/absl::Milliseconds(200));
+             /*stall_timeout=*/absl::Milliseconds(200), &registry);
   Answers answers;
   constexpr int kRequests = 200;
   const absl::Time start = absl::Now();
@@ -397,6 +446,15 @@ TEST(RemoteEvaluatorClientTest, AServerThatStopsAnsweringIsLeftForTheOthers) {
   EXPECT_EQ(answers.versions()[2], kRequests);  // all from the healthy server
   EXPECT_GT(client->requests_moved(), 0);
   EXPECT_LT(absl::Now() - start, absl::Seconds(30));
+  // The metrics say the same: every move counted, one server stalled and one usable.
+  const std::string text = registry.Serialize();
+  EXPECT_THAT(text, ::testing::HasSubstr(absl::StrCat("zf_inference_client_requests_moved_total ",
+                                                      client->requests_moved())));
+  EXPECT_TRUE(testing::WaitFor([&] {
+    const std::string now = registry.Serialize();
+    return absl::StrContains(now, "zf_inference_client_servers{state=\"stalled\"} 1") &&
+           absl::StrContains(now, "zf_inference_client_servers{state=\"usable\"} 1");
+  })) << registry.Serialize();
   stuck_backend->ResumeRuns();
 }
 

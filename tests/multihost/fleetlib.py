@@ -39,6 +39,7 @@ import yaml
 REPO = pathlib.Path(__file__).resolve().parents[2]
 COMPOSE = REPO / "deploy" / "compose" / "docker-compose.yml"
 COMPOSE_TLS = REPO / "deploy" / "compose" / "docker-compose.tls.yml"
+COMPOSE_INFERENCE_PAIR = REPO / "deploy" / "compose" / "docker-compose.inference-pair.yml"
 MAKE_CERTS = REPO / "scripts" / "make-certs"
 PREFIX = "zfmh"
 SKIP = 77
@@ -294,7 +295,7 @@ class Fleet:
     # does.
     restarts_by_policy = False
 
-    def __init__(self, run_dir, zf, actors=2, env=None, tls=False):
+    def __init__(self, run_dir, zf, actors=2, env=None, tls=False, inference_servers=1):
         self.dir = pathlib.Path(run_dir).resolve()
         self.tls = tls
         self.zf = str(pathlib.Path(zf).resolve())
@@ -311,17 +312,24 @@ class Fleet:
             run([str(MAKE_CERTS), "--out", str(certs)], timeout=120)
             self.env["ZF_CERTS_DIR"] = str(certs)
             files.append(COMPOSE_TLS)
+        if inference_servers > 1:  # the compose override that runs them, not a harness flag
+            self.env["ZF_INFERENCE_REPLICAS"] = str(inference_servers)
+            files.append(COMPOSE_INFERENCE_PAIR)
         services = compose_services(self.env, files)
         self.order = self._start_order(services)
         self.hosts = {}
+        self.service_of = {}  # host name -> the compose service it is a replica of
         index = 0
         for name in self.order:
             spec = services[name]
-            replicas = actors if name == "actor" else 1
+            # Actors: --actors N; any other service: its deploy.replicas (compose's scale).
+            replicas = actors if name == "actor" else int((spec.get("deploy") or {})
+                                                          .get("replicas", 1))
             for r in range(replicas):
                 index += 1
-                host_name = f"{name}-{r + 1}" if name == "actor" else name
+                host_name = f"{name}-{r + 1}" if name == "actor" or replicas > 1 else name
                 self.hosts[host_name] = Host(self, host_name, spec, index)
+                self.service_of[host_name] = name
         self.created = False
         self.mounts = []
 
@@ -385,9 +393,14 @@ class Fleet:
         run(sw + ["ip", "link", "set", "uplink", "up"])
         run(["ip", "addr", "add", f"{self.subnet}.1/24", "dev", self.bridge])
         run(["ip", "link", "set", self.bridge, "up"])
+        # As on a Compose network, a replicated service's name resolves to every replica's
+        # address (glibc returns each line of the name, /etc/host.conf `multi on`), and each
+        # replica has its own name too; actors are never called by name.
         hosts_file = "127.0.0.1 localhost\n" + "".join(
-            f"{h.address} {h.name}\n" for h in self.hosts.values())
-        # Compose resolves a service name to its replicas; actors are never called by name.
+            f"{h.address} {h.name}" +
+            (f" {self.service_of[h.name]}" if h.role != "actor" and
+             self.service_of[h.name] != h.name else "") + "\n"
+            for h in self.hosts.values())
         for h in self.hosts.values():
             run(["ip", "netns", "add", h.ns])
             etc = pathlib.Path("/etc/netns") / h.ns
@@ -492,6 +505,7 @@ def cleanup(prefix=PREFIX):
 # The metric families the monitor keeps from each scrape.
 MONITORED = {
     "zf_inference_open_streams", "zf_inference_model_version", "zf_actor_model_version",
+    "zf_inference_evaluations_total", "zf_inference_client_requests_moved_total",
     "zf_learner_steps_total", "zf_replay_writer_insert_retries_total",
     "zf_replay_log_write_errors_total", "zf_replay_inserts_total", "zf_replay_positions_stored",
 }
@@ -511,6 +525,9 @@ class Monitor(threading.Thread):
         self.acked_ids = {}  # id -> count of acknowledgements seen in the logs
         self.acked_order = []
         self.t0 = time.monotonic()
+        import concurrent.futures
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=16,
+                                                          thread_name_prefix="scrape")
 
     def read_acked(self):
         for key, path in self.fleet.acked_logs():
@@ -531,8 +548,7 @@ class Monitor(threading.Thread):
         with self.lock:
             self.read_acked()
             acked = len(self.acked_order)
-        hosts = {}
-        for h in list(self.fleet.hosts.values()):
+        def one(h):
             entry = {"alive": h.alive()}
             pid = h.pid()
             if pid is not None:
@@ -541,12 +557,15 @@ class Monitor(threading.Thread):
                 if stats:
                     entry.update(stats)
                     h.peak_rss_bytes = max(h.peak_rss_bytes, stats["peak_rss_bytes"])
-                m = h.scrape(timeout=1.0)
+                m = h.scrape(timeout=min(1.0, 0.8 * self.interval))
                 if m is not None:  # only what the checks read: an hour of samples stays small
                     entry["metrics"] = {k: v for k, v in m.items() if k[0] in MONITORED}
-            hosts[h.name] = entry
+            return h.name, entry
+        # Every host at once: a stopped process's scrape times out without delaying the others'.
+        t = time.monotonic() - self.t0
+        hosts = dict(self.pool.map(one, list(self.fleet.hosts.values())))
         with self.lock:
-            self.samples.append((time.monotonic() - self.t0, {"acked": acked, "hosts": hosts}))
+            self.samples.append((t, {"acked": acked, "hosts": hosts}))
 
     def run(self):
         while not self.stopping.is_set():
@@ -560,6 +579,7 @@ class Monitor(threading.Thread):
     def stop(self):
         self.stopping.set()
         self.join(timeout=10)
+        self.pool.shutdown(wait=False)
         with self.lock:
             self.read_acked()
 
@@ -574,6 +594,30 @@ class Monitor(threading.Thread):
             return 0.0
         return (pts[-1][1] - pts[0][1]) / (pts[-1][0] - pts[0][0])
 
+    def lowest_acked_rate(self, t_from, t_to, window_s):
+        """The lowest acknowledged games/s over any `window_s` seconds between two monitor times
+        (windows start at every sample; None if the span is shorter than one window)."""
+        with self.lock:
+            pts = [(t, s["acked"]) for t, s in self.samples if t_from <= t <= t_to]
+        lowest = None
+        for i, (ta, a) in enumerate(pts):
+            later = [(t, b) for t, b in pts[i + 1:] if t - ta >= window_s]
+            if not later:
+                break
+            tb, b = later[0]
+            rate = (b - a) / (tb - ta)
+            lowest = rate if lowest is None else min(lowest, rate)
+        return lowest
+
+    def counter_rate(self, host, name, t_from, t_to):
+        """A counter's increase per second on one host between two monitor times (None without
+        two samples; a restart's reset counts from zero)."""
+        pts = [(t, v) for t, v in self.series(host, name) if t_from <= t <= t_to]
+        if len(pts) < 2 or pts[-1][0] <= pts[0][0]:
+            return None
+        total = sum(b - a if b >= a else b for (_, a), (_, b) in zip(pts, pts[1:]))
+        return total / (pts[-1][0] - pts[0][0])
+
     def median_acked_rate(self, t_from, t_to):
         """The median of the per-sample acknowledged games/s between two monitor times: a steady
         rate, not thrown off by a burst (a backlog flushed after an earlier fault) or a late
@@ -585,6 +629,11 @@ class Monitor(threading.Thread):
             return 0.0
         mid = len(rates) // 2
         return rates[mid] if len(rates) % 2 else (rates[mid - 1] + rates[mid]) / 2
+
+    def samples_between(self, t_from, t_to):
+        """[(t, sample)] of the samples between two monitor times."""
+        with self.lock:
+            return [(t, s) for t, s in self.samples if t_from <= t <= t_to]
 
     def series(self, host, name, **labels):
         with self.lock:
