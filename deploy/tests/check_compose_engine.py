@@ -308,17 +308,7 @@ class EngineRun:
         session = chaos.Session(None, self.zf, self.quick, fleet=self.fleet,
                                 log=lambda m: log("  " + m))
         report = {"faults": chaos.ENGINE_FAULTS, "quick": self.quick}
-        try:
-            session.start()
-            for name in chaos.ENGINE_FAULTS:
-                session.fault(name)
-            report.update(session.finish())
-        except Exception as e:  # the report says what broke; teardown still runs
-            session.failures.append(f"harness: {type(e).__name__}: {e}")
-        finally:
-            session.close()
-        report["fault_reports"] = session.faults
-        report["failures"] = session.failures
+        report.update(session.run_faults(chaos.ENGINE_FAULTS))
         self.report["chaos"] = report
         self.failures += [f"chaos: {f}" for f in session.failures]
         log(f"  chaos: {len(session.faults)} faults, {report.get('games_acknowledged')} games "

@@ -679,6 +679,25 @@ class Session:
                                      "stop_s": round(seconds, 1)}
         return self.previous_release
 
+    # ---- a whole session ----
+    def run_faults(self, faults, tmpfs_replay=None):
+        """Starts the fleet, injects `faults` in order and finishes (the acknowledged-vs-found
+        checks). Returns the report's part: finish()'s figures, "fault_reports", "failures". An
+        exception is reported as a failure; tearing the fleet down is the caller's."""
+        report = {}
+        try:
+            self.start(tmpfs_replay=tmpfs_replay)
+            for name in faults:
+                self.fault(name)
+            report.update(self.finish())
+        except Exception as e:  # the report says what broke; teardown still runs
+            self.failures.append(f"harness: {type(e).__name__}: {e}")
+        finally:
+            self.close()
+        report["fault_reports"] = self.faults
+        report["failures"] = self.failures
+        return report
+
     # ---- end ----
     def close(self):
         """Stops the monitor and Prometheus (idempotent); the fleet's with-block removes hosts."""
@@ -805,17 +824,8 @@ def run_session(run_dir, zf, faults, quick, actors=2, previous_zf=None, log=prin
               "inference_servers": inference_servers,
               "settings": session.fleet.env, "machine": machine()}
     with session.fleet:
-        try:
-            session.start(tmpfs_replay="replay-0" if "disk-full" in faults else None)
-            for name in faults:
-                session.fault(name)
-            report.update(session.finish())
-        except Exception as e:  # the report says what broke; teardown still runs
-            session.failures.append(f"harness: {type(e).__name__}: {e}")
-        finally:
-            session.close()
-    report["fault_reports"] = session.faults
-    report["failures"] = session.failures
+        report.update(session.run_faults(
+            faults, tmpfs_replay="replay-0" if "disk-full" in faults else None))
     report["passed"] = not session.failures
     return report
 
