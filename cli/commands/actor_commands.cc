@@ -179,9 +179,9 @@ absl::Status RunActor(const std::vector<std::string>& args) {
                                     .precision = absl::GetFlag(FLAGS_precision),
                                     .cuda_graphs = absl::GetFlag(FLAGS_cuda_graphs)}));
   } else {
-    ZF_ASSIGN_OR_RETURN(evaluator, actor::ConnectInference(inference, config.name,
-                                                           /*seed=*/options.seed + 1, wire,
-                                                           registry.get()));
+    ZF_ASSIGN_OR_RETURN(evaluator,
+                        actor::ConnectInference(inference, config.name,
+                                                /*seed=*/options.seed + 1, wire, registry.get()));
   }
 
   options.actor_id = actor::RandomActorId();

@@ -15,8 +15,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "common/logging.h"
 #include "common/grpc/status.h"
+#include "common/logging.h"
 #include "inference_server/plane_bits.h"
 
 namespace zf::inference {
@@ -84,15 +84,16 @@ absl::StatusOr<std::vector<TargetEntry>> ParseTarget(const std::string& target) 
     const std::string entry(absl::StripAsciiWhitespace(piece));
     auto bad = [&](const char* why) {
       return absl::InvalidArgumentError(
-          absl::StrCat("RemoteEvaluatorClient: target entry \"", entry, "\" in \"", target,
-                       "\" ", why, " (expected HOST:PORT, [IPv6]:PORT, unix:PATH or a gRPC ",
+          absl::StrCat("RemoteEvaluatorClient: target entry \"", entry, "\" in \"", target, "\" ",
+                       why, " (expected HOST:PORT, [IPv6]:PORT, unix:PATH or a gRPC ",
                        "target with a scheme, comma-separated)"));
     };
     if (entry.empty()) return bad("is empty");
-    const bool has_scheme = entry.find(':') != std::string::npos &&
-                            (entry.rfind("unix:", 0) == 0 || entry.rfind("unix-abstract:", 0) == 0 ||
-                             entry.rfind("ipv4:", 0) == 0 || entry.rfind("ipv6:", 0) == 0 ||
-                             entry.rfind("dns:", 0) == 0);
+    const bool has_scheme =
+        entry.find(':') != std::string::npos &&
+        (entry.rfind("unix:", 0) == 0 || entry.rfind("unix-abstract:", 0) == 0 ||
+         entry.rfind("ipv4:", 0) == 0 || entry.rfind("ipv6:", 0) == 0 ||
+         entry.rfind("dns:", 0) == 0);
     if (has_scheme) {
       entries.push_back({entry, "", ""});
       continue;
@@ -132,8 +133,7 @@ std::vector<std::string> Resolve(const std::string& name, const std::string& por
   for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
     char text[INET6_ADDRSTRLEN] = {};
     if (a->ai_family == AF_INET) {
-      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ai_addr)->sin_addr, text,
-                sizeof(text));
+      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ai_addr)->sin_addr, text, sizeof(text));
       addresses.push_back(absl::StrCat("ipv4:", text, ":", port));
     } else if (a->ai_family == AF_INET6) {
       inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(a->ai_addr)->sin6_addr, text,
@@ -188,14 +188,16 @@ absl::StatusOr<std::unique_ptr<RemoteEvaluatorClient>> RemoteEvaluatorClient::Cr
     client->moved_counter_ =
         &metrics::BuildCounter()
              .Name("zf_inference_client_requests_moved_total")
-             .Help("Evaluation requests sent again to another inference server because theirs "
-                   "died, drained or stopped answering.")
+             .Help(
+                 "Evaluation requests sent again to another inference server because theirs "
+                 "died, drained or stopped answering.")
              .Register(*registry)
              .Add({});
     auto& servers = metrics::BuildGauge()
                         .Name("zf_inference_client_servers")
-                        .Help("Inference servers this client knows, by state: usable (stream "
-                              "open), stalled (left for not answering) or down (reconnecting).")
+                        .Help(
+                            "Inference servers this client knows, by state: usable (stream "
+                            "open), stalled (left for not answering) or down (reconnecting).")
                         .Register(*registry);
     client->servers_usable_ = &servers.Add({{"state", "usable"}});
     client->servers_stalled_ = &servers.Add({{"state", "stalled"}});
@@ -452,9 +454,8 @@ std::vector<RemoteEvaluatorClient::ServerState> RemoteEvaluatorClient::servers()
   absl::MutexLock lock(&mu_);
   std::vector<ServerState> states;
   for (const auto& link : links_) {
-    states.push_back({link->address, Usable(*link),
-                      link->stalled || link->unanswered_since_stall, link->outstanding_rows,
-                      link->answers});
+    states.push_back({link->address, Usable(*link), link->stalled || link->unanswered_since_stall,
+                      link->outstanding_rows, link->answers});
   }
   return states;
 }
@@ -490,9 +491,8 @@ void RemoteEvaluatorClient::ConnectionLoop(Link* link) {
     context->set_wait_for_ready(true);
     std::unique_ptr<Stream> stream = link->stub->Evaluate(context.get());
     {
-      Thread reader("zf-eval-read", [this, link, s = stream.get(), c = context.get()] {
-        ReadLoop(link, s, c);
-      });
+      Thread reader("zf-eval-read",
+                    [this, link, s = stream.get(), c = context.get()] { ReadLoop(link, s, c); });
       WriteLoop(link, stream.get());
       // A failed Write means the call is over (Read fails too, once the answers already received
       // are read: cancelling here would discard them). Only Close, a stall or a retirement
@@ -511,9 +511,8 @@ void RemoteEvaluatorClient::ConnectionLoop(Link* link) {
     RouteAway(link);
     attempt = link->answered_on_stream ? 0 : attempt + 1;
     const absl::Duration wait = Backoff(attempt);
-    auto stop = [this, link]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return closed_ || link->retired;
-    };
+    auto stop = [this, link]()
+                    ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return closed_ || link->retired; };
     mu_.AwaitWithTimeout(absl::Condition(&stop), wait);
   }
 }
@@ -644,7 +643,7 @@ void RemoteEvaluatorClient::MonitorLoop() {
       link->stalled = true;
       link->unanswered_since_stall = true;
       RouteAway(link);
-      // Its stream ends; a new one is probed with one request before it gets more.
+      // Its stream ends; on the next one it is on probation: copies only until it answers.
       link->context->TryCancel();
     }
     if (servers_usable_ != nullptr) {

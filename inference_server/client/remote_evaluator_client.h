@@ -145,8 +145,8 @@ class RemoteEvaluatorClient {
 
   // One server's state, for tests, logs and metrics.
   struct ServerState {
-    std::string address;  // the gRPC target ("ipv4:10.0.0.2:50051", "unix:/run/zf.sock", ...)
-    bool usable = false;   // its stream is open (it may still be on probation: see stalled)
+    std::string address;   // the gRPC target ("ipv4:10.0.0.2:50051", "unix:/run/zf.sock", ...)
+    bool usable = false;   // its stream is open (on probation it still gets copies only)
     bool stalled = false;  // left for not answering, and not heard from since
     int64_t outstanding_rows = 0;
     int64_t answers = 0;  // answers received from it (duplicates included)
@@ -189,10 +189,10 @@ class RemoteEvaluatorClient {
     // id of the request whose copy was sent here to see whether it answers (its own copy is
     // routed to another server), or 0.
     uint64_t probe_id = 0;
-    std::deque<uint64_t> ready;                   // ids routed here, to write
-    absl::flat_hash_map<uint64_t, int> routed;    // ids routed here and unanswered -> rows
-    int64_t outstanding_rows = 0;                 // sum of `routed`
-    double latency_s = 0;                         // moving average of routed-to-answer time
+    std::deque<uint64_t> ready;                 // ids routed here, to write
+    absl::flat_hash_map<uint64_t, int> routed;  // ids routed here and unanswered -> rows
+    int64_t outstanding_rows = 0;               // sum of `routed`
+    double latency_s = 0;                       // moving average of routed-to-answer time
     int64_t answers = 0;
     int64_t streams_opened = 0;
   };
@@ -208,8 +208,7 @@ class RemoteEvaluatorClient {
   // Writes the requests routed to `link` to `stream` until it breaks or the client closes.
   void WriteLoop(Link* link, Stream* stream) ABSL_LOCKS_EXCLUDED(mu_);
   // Reads answers until the stream ends, then marks it broken and routes its requests again.
-  void ReadLoop(Link* link, Stream* stream, grpc::ClientContext* context)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  void ReadLoop(Link* link, Stream* stream, grpc::ClientContext* context) ABSL_LOCKS_EXCLUDED(mu_);
   // Stalls, delayed retries and waiting requests, every few milliseconds.
   void MonitorLoop() ABSL_LOCKS_EXCLUDED(mu_);
   // Resolves the named entries of the target every resolve_interval.
@@ -235,7 +234,7 @@ class RemoteEvaluatorClient {
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<uint64_t, Pending> pending_ ABSL_GUARDED_BY(mu_);  // by request id (= send order)
-  std::set<uint64_t> waiting_ ABSL_GUARDED_BY(mu_);  // ids routed nowhere, oldest first
+  std::set<uint64_t> waiting_ ABSL_GUARDED_BY(mu_);           // ids routed nowhere, oldest first
   std::multimap<absl::Time, uint64_t> delayed_ ABSL_GUARDED_BY(mu_);  // ids to route later
   std::vector<std::unique_ptr<Link>> links_ ABSL_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<Link>> retired_ ABSL_GUARDED_BY(mu_);  // joined by Close

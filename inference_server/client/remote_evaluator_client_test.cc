@@ -319,9 +319,8 @@ TEST(RemoteEvaluatorClientTest, TargetListsAreCheckedEntryByEntry) {
 }
 
 TEST(RemoteEvaluatorClientTest, ASlowerServerGetsLessWork) {
-  auto slow_backend =
-      FakeBackend::Create({.spec = kSpec, .max_batch = 1024, .version = 1,
-                           .delay = absl::Milliseconds(30)});
+  auto slow_backend = FakeBackend::Create(
+      {.spec = kSpec, .max_batch = 1024, .version = 1, .delay = absl::Milliseconds(30)});
   ASSERT_OK(slow_backend.status());
   auto slow = StartServer(std::shared_ptr<FakeBackend>(std::move(*slow_backend)));
   auto fast = StartServer(Fake(2));

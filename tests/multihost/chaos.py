@@ -93,7 +93,6 @@ FAULTS = ["replay-kill", "inference-kill", "learner-kill", "partition-actor", "p
 PAIR_FAULTS = ["inference-kill-one", "sigstop-inference-one", "rolling-restart-inference"]
 KILL_ONE_FLOOR = 0.4
 MOVE_BOUND_S = 2.0
-MOVED_FRACTION = 0.8  # load_moved_within_s (reported): the others at this share of before
 TAKEN_OVER = 1.5  # "moved": the others at this many times their own rate before (one of two: 2x)
 LOWEST_WINDOW_S = 5.0
 ENGINE_FAULTS = ["replay-kill", "inference-kill", "learner-kill", "sigstop-inference",
@@ -168,18 +167,9 @@ class Session:
 
     def counter_total_until(self, role, name, t_to, **labels):
         """counter_total over the samples up to monitor time `t_to`."""
-        total = 0.0
-        for h in self.fleet.by_role(role):
-            prev = None
-            for t, v in self.monitor.series(h.name, name, **labels):
-                if t > t_to:
-                    break
-                if prev is not None:
-                    total += v - prev if v >= prev else v
-                else:
-                    total += v
-                prev = v
-        return total
+        return sum(self.monitor.counter_increase(h.name, name, float("-inf"), t_to,
+                                                 from_zero=True, **labels)
+                   for h in self.fleet.by_role(role))
 
     def open_streams(self):
         """The inference servers' open Evaluate streams now, summed (None if a live one does not
@@ -598,17 +588,6 @@ class Session:
                 at_bound = self.evaluations_rate(others, stopped + MOVE_BOUND_S,
                                                  stopped + MOVE_BOUND_S + 2.0)
                 after_bound = self.evaluations_rate(others, stopped + MOVE_BOUND_S, end)
-                # When it moved: the end of the first second (from the stop on, in quarter
-                # seconds) in which the others reached that share (an upper bound: the monitor
-                # samples every half second).
-                moved_s = None
-                k = 0
-                while stopped + k * 0.25 + 1.0 <= end:
-                    a = stopped + k * 0.25
-                    if self.evaluations_rate(others, a, a + 1.0) >= MOVED_FRACTION * before:
-                        moved_s = a + 1.0 - stopped
-                        break
-                    k += 1
                 timeline = {h.name: [round(self.evaluations_rate([h], a, a + 1.0))
                                      for a in range(int(stopped) - 3, int(end))]
                             for h in servers}
@@ -631,7 +610,6 @@ class Session:
                         "others_evaluations_per_s_at_bound": round(at_bound, 1),
                         "others_evaluations_per_s_bound_to_end": round(after_bound, 1),
                         "others_evaluations_per_s_before": round(others_before, 1),
-                        "load_moved_within_s": None if moved_s is None else round(moved_s, 2),
                         "requests_moved_at_s": None if moved_at is None else round(moved_at, 2),
                         "evaluations_per_s_timeline": timeline}
             return self.measure_fault(name, inject)

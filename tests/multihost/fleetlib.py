@@ -23,6 +23,7 @@ use it as a context manager) and by `fleet down` for what a killed harness left 
 goes only between the bridge (the root namespace's side, for scraping /metrics) and the
 namespaces made here.
 """
+import concurrent.futures
 import json
 import os
 import pathlib
@@ -525,7 +526,6 @@ class Monitor(threading.Thread):
         self.acked_ids = {}  # id -> count of acknowledgements seen in the logs
         self.acked_order = []
         self.t0 = time.monotonic()
-        import concurrent.futures
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=16,
                                                           thread_name_prefix="scrape")
 
@@ -609,14 +609,21 @@ class Monitor(threading.Thread):
             lowest = rate if lowest is None else min(lowest, rate)
         return lowest
 
+    def counter_increase(self, host, name, t_from, t_to, from_zero=False, **labels):
+        """A counter's increase on one host over the samples between two monitor times: a
+        restart's reset counts from zero; `from_zero`: the first sample counts whole (its process
+        started at zero)."""
+        pts = [v for t, v in self.series(host, name, **labels) if t_from <= t <= t_to]
+        total = sum(b - a if b >= a else b for a, b in zip(pts, pts[1:]))
+        return total + (pts[0] if from_zero and pts else 0.0)
+
     def counter_rate(self, host, name, t_from, t_to):
         """A counter's increase per second on one host between two monitor times (None without
-        two samples; a restart's reset counts from zero)."""
-        pts = [(t, v) for t, v in self.series(host, name) if t_from <= t <= t_to]
-        if len(pts) < 2 or pts[-1][0] <= pts[0][0]:
+        two samples)."""
+        times = [t for t, _ in self.series(host, name) if t_from <= t <= t_to]
+        if len(times) < 2 or times[-1] <= times[0]:
             return None
-        total = sum(b - a if b >= a else b for (_, a), (_, b) in zip(pts, pts[1:]))
-        return total / (pts[-1][0] - pts[0][0])
+        return self.counter_increase(host, name, t_from, t_to) / (times[-1] - times[0])
 
     def median_acked_rate(self, t_from, t_to):
         """The median of the per-sample acknowledged games/s between two monitor times: a steady
