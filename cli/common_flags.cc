@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <thread>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "search/self_play.h"
@@ -183,6 +185,15 @@ absl::StatusOr<grpc_util::WireSettings> WireSettingsFromFlags() {
     return absl::InvalidArgumentError(valid.message());
   }
   return wire;
+}
+
+int DefaultIntraOpThreads() {
+  int threads = 0;
+  if (const char* omp = std::getenv("OMP_NUM_THREADS");
+      omp != nullptr && absl::SimpleAtoi(omp, &threads) && threads >= 1 && threads <= 256) {
+    return threads;
+  }
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 }  // namespace zf::cli

@@ -87,4 +87,10 @@ std::vector<std::string> WithTlsFlags(std::vector<std::string> flags);
 // key without a certificate, ...).
 absl::StatusOr<grpc_util::WireSettings> WireSettingsFromFlags();
 
+// The LibTorch intra-op threads of a network command whose own flag is 0: OMP_NUM_THREADS when
+// it is a whole number 1..256 (deploy/ sets it per service: compose's ZF_INFERENCE_THREADS and
+// ZF_LEARNER_THREADS, the k8s manifests' env), else every core. LibTorch's at::set_num_threads,
+// which the sessions call, would otherwise override the variable with the core count.
+int DefaultIntraOpThreads();
+
 }  // namespace zf::cli

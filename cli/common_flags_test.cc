@@ -2,7 +2,10 @@
 // (cli/common_flags.h), in process.
 #include "cli/common_flags.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <limits>
+#include <thread>
 
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
@@ -88,6 +91,18 @@ TEST(SetSelfPlaySimulationsTest, RefusesAFastBudgetOutsideTwoToTheFullOneNamingT
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--fast_sims is 1, expected 2..64")));
   EXPECT_THAT(SetSelfPlaySimulations(&options, 0, -3, "fast_sims"),
               StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+TEST(DefaultIntraOpThreadsTest, TakesOmpNumThreadsWhenItIsAThreadCountElseEveryCore) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  ASSERT_EQ(setenv("OMP_NUM_THREADS", "3", /*overwrite=*/1), 0);
+  EXPECT_EQ(DefaultIntraOpThreads(), 3);
+  for (const char* bad : {"0", "-2", "257", "four", ""}) {
+    ASSERT_EQ(setenv("OMP_NUM_THREADS", bad, /*overwrite=*/1), 0);
+    EXPECT_EQ(DefaultIntraOpThreads(), cores) << "OMP_NUM_THREADS=" << bad;
+  }
+  ASSERT_EQ(unsetenv("OMP_NUM_THREADS"), 0);
+  EXPECT_EQ(DefaultIntraOpThreads(), cores);
 }
 
 }  // namespace

@@ -1,9 +1,9 @@
 #include "cli/serving_model.h"
 
 #include <algorithm>
-#include <thread>
 #include <utility>
 
+#include "cli/common_flags.h"
 #include "common/status_macros.h"
 #include "inference_server/torch_backend.h"
 #include "model/inference_session.h"
@@ -21,9 +21,7 @@ absl::StatusOr<ServingModel> LoadServingModel(const ServingModelOptions& o) {
   options.cuda_graphs = o.cuda_graphs;
   options.max_batch = o.max_batch;
   options.concurrency = o.concurrency;
-  options.intra_op_threads =
-      o.intra_op_threads > 0 ? o.intra_op_threads
-                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.intra_op_threads = o.intra_op_threads > 0 ? o.intra_op_threads : DefaultIntraOpThreads();
   ZF_ASSIGN_OR_RETURN(std::unique_ptr<model::InferenceSession> session,
                       model::InferenceSession::Create(options));
   ServingModel out;

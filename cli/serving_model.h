@@ -28,8 +28,9 @@ struct ServingModelOptions {
   uint64_t seed = 0;
   // The largest batch the backend takes (the batcher's max_batch).
   int max_batch = 256;
-  // LibTorch/OpenBLAS intra-op threads; <= 0: one per core (a CPU server parallelizes inside
-  // the forward pass; on CUDA this only sizes the CPU pool).
+  // LibTorch/OpenBLAS intra-op threads; <= 0: cli::DefaultIntraOpThreads() (OMP_NUM_THREADS
+  // when set, else one per core: a CPU server parallelizes inside the forward pass; on CUDA
+  // this only sizes the CPU pool).
   int intra_op_threads = 0;
   // model::InferenceSession::Options: device, precision, CUDA graphs, and the Runs that proceed
   // at once (give it the batcher's worker count).

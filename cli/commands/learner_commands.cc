@@ -50,7 +50,8 @@ ABSL_FLAG(double, weight_decay, -1,
           "learner: weight decay; negative (the default): 1e-4 for sgd (L2), 1e-2 for adamw "
           "(decoupled)");
 ABSL_FLAG(int64_t, max_steps, 0, "learner: stop after this many steps in total (0: never)");
-ABSL_FLAG(int, threads, 0, "learner: LibTorch intra-op threads (0: all cores)");
+ABSL_FLAG(int, threads, 0,
+          "learner: LibTorch intra-op threads (0: OMP_NUM_THREADS when set, else all cores)");
 
 namespace zf::cli {
 namespace {
@@ -115,8 +116,7 @@ absl::Status RunLearner(const std::vector<std::string>& args) {
   }
   options.trainer.device = absl::GetFlag(FLAGS_device);
   const int threads = absl::GetFlag(FLAGS_threads);
-  options.trainer.intra_op_threads =
-      threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.trainer.intra_op_threads = threads > 0 ? threads : DefaultIntraOpThreads();
   options.batch_size = absl::GetFlag(FLAGS_batch_size);
   if (options.batch_size < 1 || options.batch_size > 65536) {
     return absl::InvalidArgumentError(

@@ -346,7 +346,8 @@ std::string FormatInferenceBenchJson(const InferenceBenchResult& r) {
   return absl::StrFormat(
       "{\"device\": %s, \"precision\": %s, \"cuda_graphs\": %s, \"flops_per_position\": %d, "
       "\"peak_tflops\": %.1f, \"cpu\": %s, \"cores\": %d, \"intra_op_threads\": %d, \"game\": %s, "
-      "\"shape\": %s, \"blocks\": %d, \"filters\": %d, \"raw\": [%s], \"streams\": %d, "
+      "\"shape\": %s, \"blocks\": %d, \"filters\": %d, \"raw\": [%s], \"raw_callers\": %d, "
+      "\"streams\": %d, "
       "\"rows_per_request\": %d, \"in_flight\": %d, \"max_batch\": %d, \"transport\": %s, "
       "\"seconds\": %.3f, "
       "\"evals_per_sec\": %.1f, \"mean_batch\": %.2f, \"p50_ms\": %.3f, \"p99_ms\": %.3f, "
@@ -357,11 +358,12 @@ std::string FormatInferenceBenchJson(const InferenceBenchResult& r) {
       "\"baseline_evals_per_sec\": %.1f, \"batching_speedup\": %.2f}\n",
       Json(r.device), Json(r.precision), f.cuda_graphs ? "true" : "false", r.flops_per_position,
       r.peak_tflops, Json(r.cpu_model), r.cores, f.intra_op_threads, Json(r.game), Json(r.shape),
-      f.blocks, f.filters, raw_json, f.streams, f.rows, f.in_flight, f.max_batch, Json(f.transport),
-      f.seconds, r.evals_per_sec, r.mean_batch, r.p50_ms, r.p99_ms, r.serving_efficiency,
-      r.efficiency_at_batch, r.failed_requests, f.batch_tuning ? "true" : "false",
-      f.batch_latency_ms, f.max_delay_us, r.served_max_batch, r.served_max_delay_ms,
-      Json(r.tuning_curve), f.baseline_threads, r.baseline_evals_per_sec, r.batching_speedup);
+      f.blocks, f.filters, raw_json, kWorkers, f.streams, f.rows, f.in_flight, f.max_batch,
+      Json(f.transport), f.seconds, r.evals_per_sec, r.mean_batch, r.p50_ms, r.p99_ms,
+      r.serving_efficiency, r.efficiency_at_batch, r.failed_requests,
+      f.batch_tuning ? "true" : "false", f.batch_latency_ms, f.max_delay_us, r.served_max_batch,
+      r.served_max_delay_ms, Json(r.tuning_curve), f.baseline_threads, r.baseline_evals_per_sec,
+      r.batching_speedup);
 }
 
 std::string FormatInferenceBenchTable(const InferenceBenchResult& r) {

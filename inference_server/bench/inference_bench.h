@@ -92,7 +92,8 @@ absl::StatusOr<InferenceBenchResult> RunInferenceBench(const InferenceBenchOptio
 std::string FormatInferenceBenchTable(const InferenceBenchResult& result);
 // One JSON object and '\n'. Fields: device, precision, cuda_graphs, cpu, cores,
 // intra_op_threads, game, shape, blocks, filters, flops_per_position, peak_tflops,
-// raw[{batch, evals_per_sec, tflops, peak_share}] (peak_share null when the peak is unknown),
+// raw[{batch, evals_per_sec, tflops, peak_share}] (peak_share null when the peak is unknown;
+// evals_per_sec of raw_callers threads together), raw_callers (2),
 // streams, rows_per_request, in_flight, max_batch, transport,
 // evals_per_sec, mean_batch, p50_ms, p99_ms, serving_efficiency, efficiency_at_batch,
 // failed_requests,

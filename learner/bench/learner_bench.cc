@@ -1,7 +1,9 @@
 // learner_bench: training throughput of the learner on this machine.
 //
-//   learner_bench [STEPS [BATCH [SHARDS [THREADS [DEVICE [GAME]]]]]]
-//                 defaults: 50 256 2 0 (0: all cores) cpu (or cuda, auto) connect4 (or go:9)
+//   learner_bench [STEPS [BATCH [SHARDS [THREADS [DEVICE [GAME [BLOCKS FILTERS]]]]]]]
+//                 defaults: 50 256 2 0 (0: all cores) cpu (or cuda, auto) connect4 (or go:9,
+//                 tictactoe, ...) and the game's network (BLOCKS x FILTERS: any tower, e.g.
+//                 the fleet's 1 x 16 that bench/sizing measures)
 //
 // 1. Compute only: Trainer::Step on one fixed batch, repeated (no data path): steps/s and
 //    samples/s of the default Connect Four network (4 blocks x 64 filters), or with go:N of
@@ -99,10 +101,12 @@ int main(int argc, char** argv) {
   absl::StatusOr<zf::games::GameConfig> config = zf::games::ParseGameName(game_name);
   if (!config.ok()) return Fail(config.status());
   const bool connect4 = config->kind == zf::games::GameConfig::Kind::kConnectFour;
-  absl::StatusOr<zf::model::NetworkShape> game_shape =
-      connect4 ? zf::model::NetworkShapeForGame(zf::games::ConnectFour())
-               : zf::model::NetworkShapeForGame(*config, 4, 32, /*global_pooling=*/false,
-                                                /*aux_heads=*/true);
+  const bool go = config->kind == zf::games::GameConfig::Kind::kGo;
+  const int blocks = argc > 8 ? std::atoi(argv[7]) : 4;
+  const int filters = argc > 8 ? std::atoi(argv[8]) : (connect4 ? 64 : 32);
+  // Go's network has the ownership and score heads zf run gives it; other games have none.
+  absl::StatusOr<zf::model::NetworkShape> game_shape = zf::model::NetworkShapeForGame(
+      *config, blocks, filters, /*global_pooling=*/false, /*aux_heads=*/go);
   if (!game_shape.ok()) return Fail(game_shape.status());
   const zf::model::NetworkShape shape = *game_shape;
   std::mt19937_64 rng(1);
