@@ -334,7 +334,10 @@ absl::Status RemoteEvaluatorClient::Submit(std::span<const uint8_t> planes, int 
 }
 
 bool RemoteEvaluatorClient::Usable(const Link& link) const {
-  if (link.retired || link.context == nullptr || link.stream_broken || link.stalled) return false;
+  if (link.retired || link.context == nullptr || link.stream_broken || link.stalled ||
+      link.draining) {
+    return false;
+  }
   return link.answered_on_stream || link.channel->GetState(false) == GRPC_CHANNEL_READY;
 }
 
@@ -398,6 +401,21 @@ void RemoteEvaluatorClient::RouteAway(Link* link) {
   std::sort(ids.begin(), ids.end());  // oldest first
   for (uint64_t id : ids) {
     Unroute(pending_.at(id), id);
+    ++requests_moved_;
+    if (moved_counter_ != nullptr) moved_counter_->Increment();
+    Route(id, link);
+  }
+}
+
+void RemoteEvaluatorClient::RouteUnwrittenAway(Link* link) {
+  std::deque<uint64_t> ready;
+  ready.swap(link->ready);
+  link->probe_id = 0;
+  if (closed_) return;
+  for (uint64_t id : ready) {
+    auto it = pending_.find(id);
+    if (it == pending_.end() || it->second.link != link) continue;  // answered, moved, a probe
+    Unroute(it->second, id);
     ++requests_moved_;
     if (moved_counter_ != nullptr) moved_counter_->Increment();
     Route(id, link);
@@ -480,6 +498,7 @@ void RemoteEvaluatorClient::ConnectionLoop(Link* link) {
       link->answered_on_stream = false;
       link->accepts_bits = false;
       link->stalled = false;
+      link->draining = false;
       link->probe_id = 0;
       ++link->streams_opened;
       ++streams_opened_;
@@ -523,24 +542,35 @@ void RemoteEvaluatorClient::WriteLoop(Link* link, Stream* stream) {
   EvaluateRequest packed;
   while (true) {
     std::shared_ptr<const EvaluateRequest> request;
-    bool bits;
+    bool bits = false;
+    bool draining;
     {
       absl::MutexLock lock(&mu_);
       auto wake = [this, link]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return closed_ || link->stream_broken || link->retired || !link->ready.empty();
+        return closed_ || link->stream_broken || link->retired || link->draining ||
+               !link->ready.empty();
       };
       mu_.Await(absl::Condition(&wake));
       if (closed_ || link->stream_broken || link->retired) return;
-      const uint64_t id = link->ready.front();
-      link->ready.pop_front();
-      auto it = pending_.find(id);
-      const bool probe = id == link->probe_id;
-      if (it == pending_.end() || (it->second.link != link && !probe)) {  // answered or moved
-        if (probe) link->probe_id = 0;  // answered before it was sent: another copy next time
-        continue;
+      draining = link->draining;
+      if (!draining) {
+        const uint64_t id = link->ready.front();
+        link->ready.pop_front();
+        auto it = pending_.find(id);
+        const bool probe = id == link->probe_id;
+        if (it == pending_.end() || (it->second.link != link && !probe)) {  // answered or moved
+          if (probe) link->probe_id = 0;  // answered before it was sent: another copy next time
+          continue;
+        }
+        request = it->second.request;
+        bits = link->accepts_bits;
       }
-      request = it->second.request;
-      bits = link->accepts_bits;
+    }
+    if (draining) {
+      // The server is going: close this side (it then ends the stream once its answers are
+      // written), and let the reader read them.
+      stream->WritesDone();
+      return;
     }
     const EvaluateRequest* to_send = request.get();
     if (bits) {
@@ -579,12 +609,20 @@ void RemoteEvaluatorClient::ReadLoop(Link* link, Stream* stream, grpc::ClientCon
     }
     {
       absl::MutexLock lock(&mu_);
+      if (first) link->accepts_bits = accepts_bits;
+      first = false;
+      if (response.draining()) {
+        // The server is going (a notice, not an answer): what is routed here and not yet
+        // written goes elsewhere now; what was written is answered on this stream.
+        ZF_LOG(INFO) << "inference server " << link->address << " is shutting down";
+        link->draining = true;
+        RouteUnwrittenAway(link);
+        continue;
+      }
       link->answered_on_stream = true;
       link->unanswered_since_stall = false;
       link->probe_id = 0;
       ++link->answers;
-      if (first) link->accepts_bits = accepts_bits;
-      first = false;
       auto it = pending_.find(response.request_id());
       if (it == pending_.end()) continue;  // a duplicate of a re-sent request
       Pending& pending = it->second;

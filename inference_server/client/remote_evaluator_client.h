@@ -18,8 +18,12 @@
 // (SIGSTOP) cannot swallow the load, nor hold up the search whose request probes it.
 //
 // Failover: an evaluation has no side effect, so an unanswered request can always be sent again.
-// When a server's stream ends (it died, drained with UNAVAILABLE, the network went, keepalive
-// gave up) its unanswered requests are routed again at once to the others. When a server has had
+// A server that is shutting down says so on the stream (a drain notice): it then gets no new
+// work, the requests routed to it and not yet written go to the others at once, and the client
+// closes its side of the stream and reads on, so the answers the server still writes (those it
+// was computing) are not lost to a reset stream. When a server's stream ends (it died, drained
+// with UNAVAILABLE, the network went, keepalive gave up) its unanswered requests are routed
+// again at once to the others. When a server has had
 // a request unanswered for stall_timeout (or 4x its recent answer latency, if longer) while
 // another server is usable, it is stalled (SIGSTOP, a hung GPU): it gets no new work and its
 // unanswered requests are sent to the others too; whichever answer comes first is used and later
@@ -183,6 +187,9 @@ class RemoteEvaluatorClient {
     // answer).
     bool accepts_bits = false;
     bool stalled = false;
+    // The server said it is shutting down (the drain notice): no new work; the writer closes
+    // this side of the stream.
+    bool draining = false;
     // Stalled, and not heard from since (across reconnections): the metrics' "stalled".
     bool unanswered_since_stall = false;
     // On probation (not yet heard from on this stream while another server has answered): the
@@ -225,6 +232,9 @@ class RemoteEvaluatorClient {
   void Unroute(Pending& pending, uint64_t id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Routes every request of `link` again, elsewhere when possible (counted as moved).
   void RouteAway(Link* link) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Routes the requests of `link` not yet written elsewhere (counted as moved); the written
+  // ones stay, to be answered on its stream.
+  void RouteUnwrittenAway(Link* link) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RouteWaiting() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Duration Backoff(int attempt) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

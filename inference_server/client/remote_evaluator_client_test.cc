@@ -249,7 +249,10 @@ TEST(RemoteEvaluatorClientTest, ReconnectsAndResendsWhenTheServerIsRestarted) {
   }));
   {
     Thread shutdown("shutdown", [&] { server->Shutdown(); });
-    ASSERT_TRUE(testing::WaitFor([&] { return !server->serving(); }));
+    // Resume the held batch only once the batcher is closed (its queue cancelled): resumed
+    // before, the one worker may serve the queue on the old model too.
+    ASSERT_TRUE(testing::WaitFor(
+        [&] { return !server->serving() && server->batcher().stats().queued_requests == 0; }));
     first_backend->ResumeRuns();
   }
   server.reset();
@@ -436,6 +439,12 @@ TEST(RemoteEvaluatorClientTest, AServerThatStopsAnsweringIsLeftForTheOthers) {
   auto client =
       Client(absl::StrCat("127.0.0.1:", stuck->port(), ",127.0.0.1:", healthy->port()), kSpec,
              /*stall_timeout=*/absl::Milliseconds(200), &registry);
+  // Both connected before the first request: had the healthy server answered before the stuck
+  // one connected, the stuck one would be on probation (copies only) and never stall.
+  ASSERT_TRUE(testing::WaitFor([&] {
+    std::vector<RemoteEvaluatorClient::ServerState> servers = client->servers();
+    return servers.size() == 2 && servers[0].usable && servers[1].usable;
+  }));
   Answers answers;
   constexpr int kRequests = 200;
   const absl::Time start = absl::Now();

@@ -151,8 +151,11 @@ void InferenceServer::Shutdown() {
   // In-flight batches finish (their answers are written), queued rows are answered CANCELLED;
   // every batcher callback has run when Close returns, so streams can end.
   if (batcher_ != nullptr) batcher_->Close();
-  // Every stream now ends by itself (drained); the deadline only bounds clients that stop
-  // reading their answers.
+  // Every stream ends once its client has closed its side, as the drain notice asks; one that
+  // has not within the grace ends anyway (its unread answers may then be lost to the reset).
+  if (service_ != nullptr && !service_->AwaitStreamsEnded(options_.drain_grace))
+    service_->EndDrainGrace();
+  // The deadline only bounds clients that stop reading their answers.
   if (server_ != nullptr)
     server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   if (server_ != nullptr) server_->Wait();

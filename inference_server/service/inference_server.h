@@ -13,7 +13,8 @@
 //            is refused and the old model keeps serving.
 //   Shutdown drains: health NOT_SERVING, later requests are answered CANCELLED, in-flight
 //            batches finish and their answers are written, queued rows are answered CANCELLED,
-//            streams end with UNAVAILABLE, then the gRPC server stops.
+//            streams end with UNAVAILABLE once their clients have closed their side (as the
+//            drain notice asks; at most Options::drain_grace), then the gRPC server stops.
 //
 //   ZF_ASSIGN_OR_RETURN(auto server, InferenceServer::Create(options));
 //   ZF_RETURN_IF_ERROR(server->Serve());
@@ -32,6 +33,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "common/grpc/channel.h"
 #include "common/metrics/metrics_server.h"
 #include "common/metrics/registry.h"
@@ -62,6 +64,9 @@ class InferenceServer {
     Batcher::Options batcher;
     // See InferenceService::Options.
     int max_in_flight_per_stream = 256;
+    // Shutdown: how long, once the in-flight batches are done, streams may wait for their
+    // clients to close their side (as the drain notice asks) before they are ended anyway.
+    absl::Duration drain_grace = absl::Seconds(1);
     // "HOST:PORT" for Prometheus /metrics; empty for none.
     std::string metrics_listen;
     // Where metrics go; default (null): a registry of the server's own.

@@ -104,19 +104,37 @@ struct InferenceService::Metrics {
 class InferenceService::Stream final
     : public grpc::ServerBidiReactor<EvaluateRequest, EvaluateResponse> {
  public:
-  Stream(InferenceService* service, bool draining) : service_(service), draining_(draining) {}
+  Stream(InferenceService* service, bool draining, bool grace_over)
+      : service_(service), draining_(draining), grace_over_(grace_over) {
+    if (draining_) {
+      outbox_.push_back(DrainingNotice());
+      ++unwritten_;
+    }
+  }
 
-  // Takes the self-reference and starts the first read (or, when the service is already
-  // draining, finishes at once). Called once, right after creation.
+  // Takes the self-reference and starts the first read and write (when the service is already
+  // draining: the notice). Called once, right after creation.
   void Start(std::shared_ptr<Stream> self) ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
     self_ = std::move(self);
     ActLocked();
   }
 
+  // Tells the client the server is going (the notice), and reads on until it closes its side.
   void OnDrain() ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
-    draining_ = true;
+    if (!draining_) {
+      draining_ = true;
+      if (!broken_ && !finished_) EnqueueLocked(DrainingNotice());
+    }
+    ActLocked();
+  }
+
+  // The drain's grace is over: end once the answers are written, whether or not the client
+  // has closed its side.
+  void OnDrainGraceOver() ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    grace_over_ = true;
     ActLocked();
   }
 
@@ -249,6 +267,14 @@ class InferenceService::Stream final
     ActLocked();
   }
 
+  static EvaluateResponse DrainingNotice() {
+    EvaluateResponse notice;
+    notice.set_draining(true);
+    notice.set_error_code(grpc::StatusCode::UNAVAILABLE);
+    notice.set_error_message("server shutting down: send nothing more on this stream");
+    return notice;
+  }
+
   void EnqueueLocked(EvaluateResponse response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (broken_ || finished_) {
       if (service_->metrics_ != nullptr) service_->metrics_->dropped.Increment();
@@ -265,10 +291,11 @@ class InferenceService::Stream final
   // released (a reaction could otherwise run inline and deadlock), so this unlocks and relocks.
   void ActLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (finished_) return;
-    // Read on while the stream is healthy, not draining and under its in-flight bound.
+    // Read on while the stream is healthy and under its in-flight bound; while draining too
+    // (requests are answered CANCELLED) until the client closes its side.
     bool start_read = false, start_write = false, finish = false;
     grpc::Status finish_status;
-    if (!broken_ && !draining_ && !read_closed_ && !reading_ &&
+    if (!broken_ && !read_closed_ && !reading_ && !(draining_ && grace_over_) &&
         in_flight_ + unwritten_ < service_->options_.max_in_flight_per_stream) {
       reading_ = true;
       start_read = true;
@@ -285,7 +312,10 @@ class InferenceService::Stream final
         finish = true;
         finish_status = grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled");
       } else if (in_flight_ == 0 && outbox_.empty()) {
-        if (draining_) {
+        // Draining, the stream ends once the client has closed its side (or the grace is
+        // over): ending it before would reset the HTTP/2 stream, and gRPC may then drop
+        // answers the client has not read yet (seen: a batch's answers lost at shutdown).
+        if (draining_ && (read_closed_ || grace_over_)) {
           finish = true;
           finish_status = grpc::Status(grpc::StatusCode::UNAVAILABLE, "server shutting down");
         } else if (read_closed_) {
@@ -309,6 +339,7 @@ class InferenceService::Stream final
   absl::Mutex mu_;
   std::shared_ptr<Stream> self_ ABSL_GUARDED_BY(mu_);
   bool draining_ ABSL_GUARDED_BY(mu_);
+  bool grace_over_ ABSL_GUARDED_BY(mu_);                // draining: end without the client's close
   bool reading_ ABSL_GUARDED_BY(mu_) = false;           // a read is outstanding
   bool read_closed_ ABSL_GUARDED_BY(mu_) = false;       // the client half-closed (or reads failed)
   bool writing_ ABSL_GUARDED_BY(mu_) = false;           // a write is outstanding
@@ -359,6 +390,23 @@ void InferenceService::Drain() {
   for (const auto& stream : streams) stream->OnDrain();
 }
 
+bool InferenceService::AwaitStreamsEnded(absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  auto ended = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return streams_.empty(); };
+  return mu_.AwaitWithTimeout(absl::Condition(&ended), timeout);
+}
+
+void InferenceService::EndDrainGrace() {
+  std::vector<std::shared_ptr<Stream>> streams;
+  {
+    absl::MutexLock lock(&mu_);
+    draining_ = true;
+    grace_over_ = true;
+    streams.assign(streams_.begin(), streams_.end());
+  }
+  for (const auto& stream : streams) stream->OnDrainGraceOver();
+}
+
 int InferenceService::open_streams() const {
   absl::MutexLock lock(&mu_);
   return static_cast<int>(streams_.size());
@@ -376,7 +424,7 @@ grpc::ServerBidiReactor<EvaluateRequest, EvaluateResponse>* InferenceService::Ev
   std::shared_ptr<Stream> stream;
   {
     absl::MutexLock lock(&mu_);
-    stream = std::make_shared<Stream>(this, draining_);
+    stream = std::make_shared<Stream>(this, draining_, grace_over_);
     streams_.insert(stream);
     if (metrics_ != nullptr) {
       metrics_->open_streams.Increment();

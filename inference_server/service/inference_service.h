@@ -20,10 +20,15 @@
 //     and drops its answer; the reactor is freed after gRPC's OnDone and the last callback.
 // GetModelInfo is unary: the model's shapes, the current version, the game and the row limit.
 //
-// Draining (shutdown): Drain() answers every later request with CANCELLED, and ends each stream
-// with UNAVAILABLE ("server shutting down"; clients reconnect elsewhere or later) once its
-// submitted requests are answered and written. The owner then closes the batcher (queued rows
-// are answered CANCELLED) and shuts the gRPC server down.
+// Draining (shutdown): Drain() writes a notice on every stream (an EvaluateResponse with
+// `draining` set) and answers every later request with CANCELLED; the owner then closes the
+// batcher (queued rows are answered CANCELLED, in-flight batches finish). A stream ends with
+// UNAVAILABLE ("server shutting down"; clients reconnect elsewhere or later) once its submitted
+// requests are answered and written and the client has closed its side (WritesDone, as the
+// notice asks), or, for a client that does not, once EndDrainGrace() is called. Ending a stream
+// whose client has not closed its side resets it (HTTP/2 RST_STREAM), and gRPC may then drop
+// answers the client has not yet read: measured, a held batch's answers lost at shutdown in
+// about one run in 200 under ASan before the notice existed.
 //
 // Metrics, when Options::registry is set:
 //   zf_inference_open_streams        gauge: Evaluate streams open now
@@ -47,6 +52,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "common/metrics/registry.h"
 #include "inference_server/backend.h"
 #include "inference_server/batcher.h"
@@ -89,6 +95,11 @@ class InferenceService final : public zerofleet::v1::Inference::CallbackService 
 
   // Starts draining (see the class comment). Idempotent; never blocks.
   void Drain() ABSL_LOCKS_EXCLUDED(mu_);
+  // Waits until every Evaluate stream has ended, at most `timeout`; true if they all have.
+  bool AwaitStreamsEnded(absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_);
+  // Ends the drain's grace: streams end once their answers are written, whether or not their
+  // client has closed its side. Implies Drain's refusals. Idempotent; never blocks.
+  void EndDrainGrace() ABSL_LOCKS_EXCLUDED(mu_);
   // Evaluate streams whose reactor gRPC has not yet released.
   int open_streams() const ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -113,6 +124,7 @@ class InferenceService final : public zerofleet::v1::Inference::CallbackService 
 
   mutable absl::Mutex mu_;
   bool draining_ ABSL_GUARDED_BY(mu_) = false;
+  bool grace_over_ ABSL_GUARDED_BY(mu_) = false;
   // Live reactors (each also owns itself until OnDone).
   absl::flat_hash_set<std::shared_ptr<Stream>> streams_ ABSL_GUARDED_BY(mu_);
 };

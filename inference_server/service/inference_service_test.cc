@@ -427,6 +427,7 @@ TEST(InferenceServiceTest, ShutdownFinishesInFlightAnswersAndEndsStreamsUnavaila
   InferenceServer::Options options = ServerOptions(backend);
   options.batcher.num_workers = 1;
   options.batcher.max_batch = 4;
+  options.drain_grace = absl::Seconds(60);  // the stream ends when the client closes its side
   auto server = StartServer(std::move(options));
   ASSERT_NE(server, nullptr);
   backend->PauseRuns();
@@ -452,14 +453,53 @@ TEST(InferenceServiceTest, ShutdownFinishesInFlightAnswersAndEndsStreamsUnavaila
     backend->ResumeRuns();
     std::map<uint64_t, EvaluateResponse> answers;
     EvaluateResponse response;
-    while (stream->Read(&response)) answers[response.request_id()] = response;
-    ASSERT_EQ(answers.size(), 3u);
+    int notices = 0;
+    while (stream->Read(&response)) {
+      if (response.draining()) {
+        // The drain notice: close this side, as it asks, and read on.
+        ++notices;
+        EXPECT_EQ(response.error_code(), grpc::StatusCode::UNAVAILABLE);
+        // A request sent while draining is answered too: CANCELLED.
+        requests.push_back(Request(3, 1, rng));
+        EXPECT_TRUE(stream->Write(requests.back()));
+        stream->WritesDone();
+        continue;
+      }
+      answers[response.request_id()] = response;
+    }
+    EXPECT_EQ(notices, 1);
+    ASSERT_EQ(answers.size(), 4u);
     ExpectCorrectAnswer(requests[0], answers[0]);
     EXPECT_EQ(answers[1].error_code(), grpc::StatusCode::CANCELLED);
     EXPECT_EQ(answers[2].error_code(), grpc::StatusCode::CANCELLED);
+    EXPECT_EQ(answers[3].error_code(), grpc::StatusCode::CANCELLED);
     grpc::Status status = stream->Finish();
     EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
   }
+}
+
+TEST(InferenceServiceTest, ShutdownEndsTheStreamOfAClientThatNeverClosesItsSide) {
+  std::shared_ptr<FakeBackend> backend = Fake(1);
+  auto server = StartServer(ServerOptions(backend));
+  ASSERT_NE(server, nullptr);
+  auto stub = Stub(server->port());
+  grpc::ClientContext context;
+  auto stream = stub->Evaluate(&context);
+  std::mt19937_64 rng(1);
+  EvaluateRequest request = Request(7, 2, rng);
+  ASSERT_TRUE(stream->Write(request));
+  EvaluateResponse response;
+  ASSERT_TRUE(stream->Read(&response));
+  ExpectCorrectAnswer(request, response);
+  // The client ignores the notice and keeps its side open: Shutdown ends the stream after its
+  // grace (a second) all the same.
+  const absl::Time start = absl::Now();
+  Thread shutdown("shutdown", [&] { server->Shutdown(); });
+  ASSERT_TRUE(stream->Read(&response));
+  EXPECT_TRUE(response.draining());
+  EXPECT_FALSE(stream->Read(&response));
+  EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30));
 }
 
 TEST(InferenceServiceTest, ClientCancellingWithRequestsInFlightIsSafe) {
