@@ -13,6 +13,7 @@
 #include <functional>
 #include <iterator>
 #include <memory>
+#include <numeric>
 #include <random>
 #include <sstream>
 #include <string>
@@ -96,28 +97,37 @@ std::vector<uint8_t> Planes(int rows, int64_t plane_size, uint64_t seed) {
 }
 
 // Positions/s of `session` at `batch` for about `seconds`, with `callers` threads calling Run at
-// once (the server runs its `num_workers` batches at once the same way).
+// once (the server runs its `num_workers` batches at once the same way). The callers warm up
+// first (five passes each, not timed), and each times at least one pass: a pass slower than
+// the window (a 20x256 go:19 net on a CPU) used to leave the window empty and the rate 0.
 absl::StatusOr<double> RawThroughput(const model::InferenceSession& session, int batch,
                                      double seconds, int callers = 1) {
   const model::NetworkShape& s = session.shape();
   std::atomic<int64_t> runs{0};
   std::atomic<bool> failed{false};
-  const absl::Time start = absl::Now();
-  const absl::Time end = start + absl::Seconds(seconds);
-  {
+  std::vector<std::vector<uint8_t>> planes;
+  for (int c = 0; c < callers; ++c) planes.push_back(Planes(batch, s.PlaneSize(), batch + c));
+  // Runs `body(c, logits, wdl)` on `callers` threads at once and joins them.
+  auto on_callers = [&](const auto& body) {
     std::vector<std::unique_ptr<Thread>> threads;
     for (int c = 0; c < callers; ++c) {
       threads.push_back(std::make_unique<Thread>("raw", [&, c] {
-        std::vector<uint8_t> planes = Planes(batch, s.PlaneSize(), batch + c);
         std::vector<float> logits(static_cast<size_t>(batch) * s.num_actions), wdl(batch * 3);
-        for (int i = 0; i < 5; ++i) (void)session.Run(planes, batch, logits, wdl);  // warm-up
-        while (absl::Now() < end && !failed.load()) {
-          if (!session.Run(planes, batch, logits, wdl).ok()) failed.store(true);
-          runs.fetch_add(1);
-        }
+        body(c, logits, wdl);
       }));
     }
-  }
+  };
+  on_callers([&](int c, std::vector<float>& logits, std::vector<float>& wdl) {
+    for (int i = 0; i < 5; ++i) (void)session.Run(planes[c], batch, logits, wdl);
+  });
+  const absl::Time start = absl::Now();
+  const absl::Time end = start + absl::Seconds(seconds);
+  on_callers([&](int c, std::vector<float>& logits, std::vector<float>& wdl) {
+    do {
+      if (!session.Run(planes[c], batch, logits, wdl).ok()) failed.store(true);
+      runs.fetch_add(1);
+    } while (absl::Now() < end && !failed.load());
+  });
   if (failed.load()) return absl::InternalError("forward pass failed");
   return runs.load() * batch / absl::ToDoubleSeconds(absl::Now() - start);
 }
@@ -308,9 +318,9 @@ absl::StatusOr<InferenceBenchResult> RunInferenceBench(const InferenceBenchOptio
                         Session(shape, f, /*threads=*/1, /*max_batch=*/1, /*callers=*/1));
     copies.push_back(std::move(copy));
   }
-  std::atomic<int64_t> baseline_rows{0};
+  // The sum of the threads' rates, measured at once (each warms up first, untimed).
   std::atomic<bool> baseline_failed{false};
-  const absl::Time b0 = absl::Now();
+  std::vector<double> baseline_rates(f.baseline_threads, 0.0);
   {
     std::vector<std::unique_ptr<Thread>> threads;
     for (int p = 0; p < f.baseline_threads; ++p) {
@@ -320,12 +330,13 @@ absl::StatusOr<InferenceBenchResult> RunInferenceBench(const InferenceBenchOptio
           baseline_failed.store(true);
           return;
         }
-        baseline_rows.fetch_add(static_cast<int64_t>(*v * f.seconds));
+        baseline_rates[p] = *v;
       }));
     }
   }
   if (baseline_failed.load()) return absl::InternalError("baseline forward pass failed");
-  result.baseline_evals_per_sec = baseline_rows.load() / absl::ToDoubleSeconds(absl::Now() - b0);
+  result.baseline_evals_per_sec =
+      std::accumulate(baseline_rates.begin(), baseline_rates.end(), 0.0);
   result.serving_efficiency = result.evals_per_sec / nearest->second;
   result.efficiency_at_batch = nearest->first;
   result.batching_speedup = result.evals_per_sec / result.baseline_evals_per_sec;
