@@ -366,6 +366,40 @@ TEST(BatchTunerTest, RowsInFlightCapTheBatchSoWorkersPipeline) {
   EXPECT_EQ(batcher->stats().max_batch, 4);
 }
 
+// A request larger than the tuned max_batch but within the ceiling is one batch of its own, not
+// cut into pieces: an actor's 27-row requests cut to the tuner's 4 to 16 cost a 2-core fleet up
+// to 40% of its games/s (docs/benchmarks.md).
+TEST(BatchTunerTest, ARequestWithinTheCeilingIsNeverSplitByTheTunedSize) {
+  FakeClock clock;
+  Batcher::Options options;
+  options.backend = std::make_shared<CurveBackend>(&clock, CpuLike);
+  options.max_batch = 256;
+  options.clock = &clock;
+  options.num_workers = 1;
+  options.tuning = BatchTunerOptions{.latency_target = absl::Milliseconds(10),
+                                     .retune_interval = absl::Hours(1)};
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Batcher> batcher, Batcher::Create(options));
+  ASSERT_EQ(batcher->stats().max_batch, 16);
+  const int64_t plane = batcher->spec().PlaneSize();
+  std::atomic<int> done{0};
+  const int64_t batches_before = batcher->stats().batches_completed;
+  ASSERT_OK(
+      batcher->Submit(std::vector<uint8_t>(24 * plane, 1), 24,
+                      [&](absl::StatusOr<Evaluation> e) { done += e.ok() && e->rows == 24; }));
+  ASSERT_TRUE(AnswerAll(*batcher, clock, done, 1));
+  EXPECT_EQ(batcher->stats().batches_completed - batches_before, 1);
+  // Behind a queued request, it waits for the next batch rather than filling this one.
+  const int64_t rows_before = batcher->stats().rows_evaluated;
+  ASSERT_OK(batcher->Submit(std::vector<uint8_t>(4 * plane, 1), 4,
+                            [&](absl::StatusOr<Evaluation> e) { done += e.ok(); }));
+  ASSERT_OK(
+      batcher->Submit(std::vector<uint8_t>(24 * plane, 1), 24,
+                      [&](absl::StatusOr<Evaluation> e) { done += e.ok() && e->rows == 24; }));
+  ASSERT_TRUE(AnswerAll(*batcher, clock, done, 3));
+  EXPECT_EQ(batcher->stats().batches_completed - batches_before, 3);
+  EXPECT_EQ(batcher->stats().rows_evaluated - rows_before, 28);
+}
+
 // The batcher end to end: a profile taken while the host was loaded (every run 50 ms slower)
 // starts it at batches of 1; served costs and probes take it to 16 rows under load.
 TEST(BatchTunerTest, TheBatcherRecoversFromAProfileTakenUnderLoad) {

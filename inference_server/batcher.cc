@@ -390,10 +390,14 @@ bool Batcher::TakeBatch(std::vector<Slice>* slices, std::shared_ptr<Backend>* ba
   while (taken < max_batch_ && !queue_.empty()) {
     const std::shared_ptr<Request>& request = queue_.front();
     const int left = request->rows - request->next_row;
-    const int room = max_batch_ - taken;
-    // A request that fits in one batch is never split (so one model computes all its rows);
-    // only a request larger than max_batch is cut, to fill the batch.
-    if (left > room && request->rows <= max_batch_) break;
+    int room = max_batch_ - taken;
+    // A request that fits in one batch of the ceiling (Options::max_batch) is never split, so
+    // one model computes all its rows in one pass: under a tuned max_batch below its size it
+    // is a batch of its own. Only a request larger than the ceiling is cut, to fill the batch.
+    if (left > room && request->rows <= options_.max_batch) {
+      if (taken > 0) break;
+      room = left;
+    }
     const int count = std::min(left, room);
     slices->push_back(Slice{request, request->next_row, count});
     request->next_row += count;
