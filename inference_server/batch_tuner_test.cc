@@ -340,18 +340,24 @@ TEST(BatchTunerTest, TheBatcherTunesItselfAndFollowsTheDevice) {
   EXPECT_THAT(registry.Serialize(), ::testing::HasSubstr("zf_inference_max_batch_rows 8"));
 }
 
+// A tuning batcher over CpuLike (tuned to 16 rows at a 10 ms target) with a ceiling of 256.
+Batcher::Options TunedCpuLike(FakeClock* clock, int num_workers, absl::Duration retune_interval) {
+  Batcher::Options options;
+  options.backend = std::make_shared<CurveBackend>(clock, CpuLike);
+  options.max_batch = 256;
+  options.clock = clock;
+  options.num_workers = num_workers;
+  options.tuning = BatchTunerOptions{.latency_target = absl::Milliseconds(10),
+                                     .retune_interval = retune_interval};
+  return options;
+}
+
 // Callers that keep only 8 rows in flight: with 2 workers each batch takes at most 4, so one
 // worker computes while the other fills.
 TEST(BatchTunerTest, RowsInFlightCapTheBatchSoWorkersPipeline) {
   FakeClock clock;
-  Batcher::Options options;
-  options.backend = std::make_shared<CurveBackend>(&clock, CpuLike);
-  options.max_batch = 256;
-  options.clock = &clock;
-  options.num_workers = 2;
-  options.tuning = BatchTunerOptions{.latency_target = absl::Milliseconds(10),
-                                     .retune_interval = absl::Milliseconds(20)};
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Batcher> batcher, Batcher::Create(options));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Batcher> batcher,
+                       Batcher::Create(TunedCpuLike(&clock, 2, absl::Milliseconds(20))));
   EXPECT_EQ(batcher->stats().max_batch, 16);
   const int64_t plane = batcher->spec().PlaneSize();
   std::atomic<int> done{0};
@@ -367,18 +373,12 @@ TEST(BatchTunerTest, RowsInFlightCapTheBatchSoWorkersPipeline) {
 }
 
 // A request larger than the tuned max_batch but within the ceiling is one batch of its own, not
-// cut into pieces: an actor's 27-row requests cut to the tuner's 4 to 16 cost a 2-core fleet up
-// to 40% of its games/s (docs/benchmarks.md).
+// cut into pieces: an actor's 27-row requests cut to the tuner's 4 to 16 cost a 2-core fleet
+// 17-66% of its games/s with 1 or 2 actors (docs/benchmarks.md).
 TEST(BatchTunerTest, ARequestWithinTheCeilingIsNeverSplitByTheTunedSize) {
   FakeClock clock;
-  Batcher::Options options;
-  options.backend = std::make_shared<CurveBackend>(&clock, CpuLike);
-  options.max_batch = 256;
-  options.clock = &clock;
-  options.num_workers = 1;
-  options.tuning = BatchTunerOptions{.latency_target = absl::Milliseconds(10),
-                                     .retune_interval = absl::Hours(1)};
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Batcher> batcher, Batcher::Create(options));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Batcher> batcher,
+                       Batcher::Create(TunedCpuLike(&clock, 1, absl::Hours(1))));
   ASSERT_EQ(batcher->stats().max_batch, 16);
   const int64_t plane = batcher->spec().PlaneSize();
   std::atomic<int> done{0};

@@ -399,12 +399,14 @@ void RemoteEvaluatorClient::RouteAway(Link* link) {
   ids.reserve(link->routed.size());
   for (const auto& [id, rows] : link->routed) ids.push_back(id);
   std::sort(ids.begin(), ids.end());  // oldest first
-  for (uint64_t id : ids) {
-    Unroute(pending_.at(id), id);
-    ++requests_moved_;
-    if (moved_counter_ != nullptr) moved_counter_->Increment();
-    Route(id, link);
-  }
+  for (uint64_t id : ids) MoveElsewhere(id, link);
+}
+
+void RemoteEvaluatorClient::MoveElsewhere(uint64_t id, Link* from) {
+  Unroute(pending_.at(id), id);
+  ++requests_moved_;
+  if (moved_counter_ != nullptr) moved_counter_->Increment();
+  Route(id, from);
 }
 
 void RemoteEvaluatorClient::RouteUnwrittenAway(Link* link) {
@@ -415,10 +417,7 @@ void RemoteEvaluatorClient::RouteUnwrittenAway(Link* link) {
   for (uint64_t id : ready) {
     auto it = pending_.find(id);
     if (it == pending_.end() || it->second.link != link) continue;  // answered, moved, a probe
-    Unroute(it->second, id);
-    ++requests_moved_;
-    if (moved_counter_ != nullptr) moved_counter_->Increment();
-    Route(id, link);
+    MoveElsewhere(id, link);
   }
 }
 

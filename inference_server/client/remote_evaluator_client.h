@@ -235,6 +235,9 @@ class RemoteEvaluatorClient {
   // Routes the requests of `link` not yet written elsewhere (counted as moved); the written
   // ones stay, to be answered on its stream.
   void RouteUnwrittenAway(Link* link) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes pending `id` off `from`'s books and routes it again, elsewhere when possible (counted
+  // as moved).
+  void MoveElsewhere(uint64_t id, Link* from) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RouteWaiting() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Duration Backoff(int attempt) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

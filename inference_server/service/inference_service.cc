@@ -123,17 +123,15 @@ class InferenceService::Stream final
   // Tells the client the server is going (the notice), and reads on until it closes its side.
   void OnDrain() ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
-    if (!draining_) {
-      draining_ = true;
-      if (!broken_ && !finished_) EnqueueLocked(DrainingNotice());
-    }
+    BeginDrainLocked();
     ActLocked();
   }
 
-  // The drain's grace is over: end once the answers are written, whether or not the client
-  // has closed its side.
+  // The drain's grace is over (draining, if it was not): end once the answers are written,
+  // whether or not the client has closed its side.
   void OnDrainGraceOver() ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
+    BeginDrainLocked();
     grace_over_ = true;
     ActLocked();
   }
@@ -265,6 +263,12 @@ class InferenceService::Stream final
       held_.erase(held_.begin());
     }
     ActLocked();
+  }
+
+  void BeginDrainLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (draining_) return;
+    draining_ = true;
+    if (!broken_ && !finished_) EnqueueLocked(DrainingNotice());
   }
 
   static EvaluateResponse DrainingNotice() {
