@@ -12,26 +12,27 @@
 #include "absl/strings/str_format.h"
 #include "actor/record_proto.h"
 #include "common/logging.h"
-#include "common/metrics/counter.h"
-#include "common/metrics/gauge.h"
-#include "common/metrics/histogram.h"
+#include "common/metrics/buckets.h"
 #include "common/status_macros.h"
 #include "games/registry.h"
+#include "prometheus/counter.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
 
 namespace zf::actor {
 
 struct Actor::Metrics {
-  metrics::Counter* games;
-  metrics::Counter* moves;
-  metrics::Counter* simulations;
-  metrics::Counter* leaf_evaluations;
-  metrics::Counter* wait_seconds;
-  metrics::Gauge* requests_in_flight;
-  metrics::Gauge* model_version;
-  metrics::Counter* resignations;
-  metrics::Histogram* game_length;
-  metrics::Gauge* resignation_enabled;
-  metrics::Gauge* resign_false_positive_ratio;
+  prometheus::Counter* games;
+  prometheus::Counter* moves;
+  prometheus::Counter* simulations;
+  prometheus::Counter* leaf_evaluations;
+  prometheus::Counter* wait_seconds;
+  prometheus::Gauge* requests_in_flight;
+  prometheus::Gauge* model_version;
+  prometheus::Counter* resignations;
+  prometheus::Histogram* game_length;
+  prometheus::Gauge* resignation_enabled;
+  prometheus::Gauge* resign_false_positive_ratio;
 };
 
 class Actor::WorkerBase {
@@ -423,7 +424,7 @@ absl::Status ActorOptions::Validate() const {
 
 absl::StatusOr<std::shared_ptr<AsyncEvaluator>> ConnectInference(
     const std::string& target, const std::string& game, uint64_t seed,
-    const grpc_util::WireSettings& wire, metrics::Registry* metrics) {
+    const grpc_util::WireSettings& wire, prometheus::Registry* metrics) {
   ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(game));
   const games::PlaneShape shape =
       games::VisitGame(config, [](const auto& start) { return start.Shape(); });
@@ -441,20 +442,19 @@ absl::StatusOr<std::shared_ptr<AsyncEvaluator>> ConnectInference(
       std::shared_ptr<inference::RemoteEvaluatorClient>(std::move(client))));
 }
 
-absl::StatusOr<std::unique_ptr<Actor>> Actor::Create(ActorOptions options,
-                                                     std::shared_ptr<AsyncEvaluator> evaluator,
-                                                     GameSink* sink,
-                                                     std::shared_ptr<metrics::Registry> registry) {
+absl::StatusOr<std::unique_ptr<Actor>> Actor::Create(
+    ActorOptions options, std::shared_ptr<AsyncEvaluator> evaluator, GameSink* sink,
+    std::shared_ptr<prometheus::Registry> registry) {
   ZF_RETURN_IF_ERROR(options.Validate());
   if (evaluator == nullptr) return absl::InvalidArgumentError("Actor: null evaluator");
   if (sink == nullptr) return absl::InvalidArgumentError("Actor: null sink");
-  if (registry == nullptr) registry = std::make_shared<metrics::Registry>();
+  if (registry == nullptr) registry = std::make_shared<prometheus::Registry>();
   return std::unique_ptr<Actor>(
       new Actor(std::move(options), std::move(evaluator), sink, std::move(registry)));
 }
 
 Actor::Actor(ActorOptions options, std::shared_ptr<AsyncEvaluator> evaluator, GameSink* sink,
-             std::shared_ptr<metrics::Registry> registry)
+             std::shared_ptr<prometheus::Registry> registry)
     : options_(std::move(options)),
       evaluator_(std::move(evaluator)),
       sink_(sink),
@@ -463,9 +463,9 @@ Actor::Actor(ActorOptions options, std::shared_ptr<AsyncEvaluator> evaluator, Ga
       resignation_gate_(options_.resignation_gate) {
   seed_ = options_.seed != 0 ? options_.seed : RandomSeed();
   actor_id_ = !options_.actor_id.empty() ? options_.actor_id : RandomActorId();
-  metrics::Registry& r = *registry_;
+  prometheus::Registry& r = *registry_;
   auto counter = [&](const char* name, const char* help) {
-    return &metrics::BuildCounter().Name(name).Help(help).Register(r).Add({});
+    return &prometheus::BuildCounter().Name(name).Help(help).Register(r).Add({});
   };
   metrics_->games = counter("zf_actor_games_total", "Self-play games put into the game sink.");
   metrics_->moves = counter("zf_actor_moves_total", "Moves played in self-play.");
@@ -475,39 +475,39 @@ Actor::Actor(ActorOptions options, std::shared_ptr<AsyncEvaluator> evaluator, Ga
   metrics_->wait_seconds = counter("zf_actor_evaluation_wait_seconds_total",
                                    "Worker time spent blocked waiting for evaluations.");
   metrics_->resignations = counter("zf_actor_resignations_total", "Games ended by resignation.");
-  metrics_->requests_in_flight = &metrics::BuildGauge()
+  metrics_->requests_in_flight = &prometheus::BuildGauge()
                                       .Name("zf_actor_requests_in_flight")
                                       .Help("Evaluation requests submitted and not yet answered.")
                                       .Register(r)
                                       .Add({});
-  metrics_->model_version = &metrics::BuildGauge()
+  metrics_->model_version = &prometheus::BuildGauge()
                                  .Name("zf_actor_model_version")
                                  .Help("Newest model version seen in evaluation answers.")
                                  .Register(r)
                                  .Add({});
   metrics_->model_version->Set(-1);
   metrics_->resignation_enabled =
-      &metrics::BuildGauge()
+      &prometheus::BuildGauge()
            .Name("zf_actor_resignation_enabled")
            .Help("1 while measured false positives let self-play games resign, else 0.")
            .Register(r)
            .Add({});
   metrics_->resignation_enabled->Set(resignation_gate_.open() ? 1 : 0);
   metrics_->resign_false_positive_ratio =
-      &metrics::BuildGauge()
+      &prometheus::BuildGauge()
            .Name("zf_actor_resign_false_positive_ratio")
            .Help("Share of played-out would-be resignations the resigning player did not lose.")
            .Register(r)
            .Add({});
   metrics_->resign_false_positive_ratio->Set(std::numeric_limits<double>::quiet_NaN());
   // The denominator of the evaluation-wait share (`zf top`): wait seconds per worker second.
-  metrics::BuildGauge()
+  prometheus::BuildGauge()
       .Name("zf_actor_workers")
       .Help("Self-play worker threads of this actor.")
       .Register(r)
       .Add({})
       .Set(static_cast<double>(options_.workers));
-  metrics_->game_length = &metrics::BuildHistogram()
+  metrics_->game_length = &prometheus::BuildHistogram()
                                .Name("zf_actor_game_length_moves")
                                .Help("Length of finished self-play games, in moves.")
                                .Register(r)

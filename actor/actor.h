@@ -57,8 +57,12 @@
 #include "actor/game_sink.h"
 #include "actor/resignation_gate.h"
 #include "common/grpc/channel.h"
-#include "common/metrics/registry.h"
 #include "common/thread.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
 #include "search/self_play.h"
 
 namespace zf::actor {
@@ -130,7 +134,7 @@ struct ActorStats {
 absl::StatusOr<std::shared_ptr<AsyncEvaluator>> ConnectInference(
     const std::string& target, const std::string& game, uint64_t seed = 1,
     const grpc_util::WireSettings& wire = grpc_util::WireSettings{},
-    metrics::Registry* metrics = nullptr);
+    prometheus::Registry* metrics = nullptr);
 
 // A fresh random actor id: "a" + 16 hex digits.
 std::string RandomActorId();
@@ -139,10 +143,9 @@ class Actor {
  public:
   // Returns: the actor (not started); InvalidArgument for bad options, a null evaluator or sink.
   // `registry` may be null (metrics then go to a private registry).
-  static absl::StatusOr<std::unique_ptr<Actor>> Create(ActorOptions options,
-                                                       std::shared_ptr<AsyncEvaluator> evaluator,
-                                                       GameSink* sink,
-                                                       std::shared_ptr<metrics::Registry> registry);
+  static absl::StatusOr<std::unique_ptr<Actor>> Create(
+      ActorOptions options, std::shared_ptr<AsyncEvaluator> evaluator, GameSink* sink,
+      std::shared_ptr<prometheus::Registry> registry);
   ~Actor();  // Stop()
   Actor(const Actor&) = delete;
   Actor& operator=(const Actor&) = delete;
@@ -172,7 +175,7 @@ class Actor {
  private:
   struct Metrics;
   Actor(ActorOptions options, std::shared_ptr<AsyncEvaluator> evaluator, GameSink* sink,
-        std::shared_ptr<metrics::Registry> registry);
+        std::shared_ptr<prometheus::Registry> registry);
   void WorkerDone(absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);
   template <typename G>
   friend class ActorWorker;
@@ -180,7 +183,7 @@ class Actor {
   const ActorOptions options_;
   const std::shared_ptr<AsyncEvaluator> evaluator_;
   GameSink* const sink_;
-  const std::shared_ptr<metrics::Registry> registry_;
+  const std::shared_ptr<prometheus::Registry> registry_;
   std::unique_ptr<Metrics> metrics_;
   ResignationGate resignation_gate_;
 

@@ -115,7 +115,7 @@ TEST(ActorTest, PlaysCompleteGamesAgainstAnInferenceServerIntoTheFileSink) {
   ASSERT_NE(server, nullptr);
   const std::string dir = TempDir("complete");
   ASSERT_OK_AND_ASSIGN(auto sink, FileGameSink::Create({.dir = dir, .actor_id = "test"}));
-  auto registry = std::make_shared<metrics::Registry>();
+  auto registry = std::make_shared<prometheus::Registry>();
   ASSERT_OK_AND_ASSIGN(
       auto actor, Actor::Create(SmallOptions(20), Connect(server->port()), sink.get(), registry));
   ASSERT_OK(actor->Start());
@@ -141,7 +141,7 @@ TEST(ActorTest, PlaysCompleteGamesAgainstAnInferenceServerIntoTheFileSink) {
   EXPECT_EQ(stats.moves, moves);
   // The metrics carry the same counts.
   bool found_games = false;
-  for (const metrics::MetricFamily& family : registry->Collect()) {
+  for (const prometheus::MetricFamily& family : registry->Collect()) {
     if (family.name == "zf_actor_games_total") {
       found_games = true;
       EXPECT_EQ(family.metric.at(0).counter.value, 20);

@@ -12,9 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "common/metrics/counter.h"
-#include "common/metrics/gauge.h"
 #include "common/status_macros.h"
+#include "prometheus/counter.h"
+#include "prometheus/gauge.h"
 
 namespace zf::evaluator {
 namespace {
@@ -116,32 +116,32 @@ absl::Status EvaluatorOptions::Validate() const {
 }
 
 struct Evaluator::Metrics {
-  explicit Metrics(metrics::Registry& r)
-      : games(metrics::BuildCounter()
+  explicit Metrics(prometheus::Registry& r)
+      : games(prometheus::BuildCounter()
                   .Name("zf_evaluator_games_total")
                   .Help("Evaluation games played, by result from the evaluated version's side.")
                   .Register(r)),
-        elo(metrics::BuildGauge()
+        elo(prometheus::BuildGauge()
                 .Name("zf_evaluator_elo")
                 .Help("Elo (random = 0) of the newest evaluated and the best version, with the "
                       "95% interval's bounds (bound=\"lower\"|\"upper\"|\"estimate\").")
                 .Register(r)),
-        version(metrics::BuildGauge()
+        version(prometheus::BuildGauge()
                     .Name("zf_evaluator_version")
                     .Help("The newest evaluated version and the best one (the one to serve "
                           "when gating).")
                     .Register(r)),
-        gate(metrics::BuildCounter()
+        gate(prometheus::BuildCounter()
                  .Name("zf_evaluator_gate_decisions_total")
                  .Help("SPRT gate decisions (accept: served; reject: never served).")
                  .Register(r)) {
     for (const char* result : {"win", "draw", "loss"}) games.Add({{"result", result}});
     for (const char* decision : {"accept", "reject"}) gate.Add({{"decision", decision}});
   }
-  metrics::Family<metrics::Counter>& games;
-  metrics::Family<metrics::Gauge>& elo;
-  metrics::Family<metrics::Gauge>& version;
-  metrics::Family<metrics::Counter>& gate;
+  prometheus::Family<prometheus::Counter>& games;
+  prometheus::Family<prometheus::Gauge>& elo;
+  prometheus::Family<prometheus::Gauge>& version;
+  prometheus::Family<prometheus::Counter>& gate;
 };
 
 Evaluator::Evaluator(EvaluatorOptions options, ResultsLog* log, MatchRunner* runner)

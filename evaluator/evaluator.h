@@ -41,10 +41,14 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "common/metrics/registry.h"
 #include "evaluator/ratings.h"
 #include "evaluator/results_log.h"
 #include "evaluator/sprt.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
 #include "proto/zerofleet/v1/evaluation.pb.h"
 
 namespace zf::evaluator {
@@ -81,8 +85,8 @@ struct EvaluatorOptions {
   uint64_t seed = 1;
   bool gate = false;
   SprtOptions sprt;
-  int max_gate_games = 400;               // an SPRT undecided after this many games rejects
-  metrics::Registry* registry = nullptr;  // zf_evaluator_*; may be null
+  int max_gate_games = 400;                  // an SPRT undecided after this many games rejects
+  prometheus::Registry* registry = nullptr;  // zf_evaluator_*; may be null
 
   // Returns: OK; InvalidArgument naming the bad field.
   absl::Status Validate() const;

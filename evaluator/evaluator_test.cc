@@ -8,10 +8,15 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "common/metrics/registry.h"
+#include "common/metrics/exposition.h"
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
 
 namespace zf::evaluator {
 namespace {
@@ -88,7 +93,7 @@ class EvaluatorTest : public ::testing::Test {
 
   std::string dir_;
   std::unique_ptr<ResultsLog> log_;
-  metrics::Registry registry_;
+  prometheus::Registry registry_;
   std::atomic<bool> stop_{false};
   FakeRunner runner_{{{"random", 0},
                       {"mcts:200", 300},
@@ -142,13 +147,14 @@ TEST_F(EvaluatorTest, PlaysAnchorsPreviousAndBestWithAlternatingColours) {
   EXPECT_EQ(seeds.size(), 20u);
   EXPECT_THAT(evaluator->EvaluateVersion(4, stop_),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("not newer")));
-  EXPECT_THAT(registry_.Serialize(), HasSubstr("zf_evaluator_version{which=\"newest\"} 4"));
+  EXPECT_THAT(metrics::TextExposition(registry_),
+              HasSubstr("zf_evaluator_version{which=\"newest\"} 4"));
 
   // A restart finds every version done, whichever was best when each was played.
   const int played = runner_.played;
   evaluator.reset();
   Reopen();
-  metrics::Registry fresh;
+  prometheus::Registry fresh;
   EvaluatorOptions options = Options(false);
   options.registry = &fresh;
   ASSERT_OK_AND_ASSIGN(auto again, Evaluator::Create(options, log_.get(), &runner_));
@@ -189,14 +195,14 @@ TEST_F(EvaluatorTest, GateAcceptsStrongerAndRejectsWeakerVersions) {
   EXPECT_EQ(status.gate_rejected, 1);
   EXPECT_EQ(Matches().count("v5 vs v3 (gate)"), 1u);  // the gate match is against the best
   EXPECT_EQ(Matches().count("v5 vs v4"), 1u);         // and the previous is played too
-  EXPECT_THAT(registry_.Serialize(),
+  EXPECT_THAT(metrics::TextExposition(registry_),
               HasSubstr("zf_evaluator_gate_decisions_total{decision=\"reject\"} 1"));
 
   // A restart re-makes every decision from the log without playing a game.
   const int played = runner_.played;
   evaluator.reset();
   Reopen();
-  metrics::Registry fresh;
+  prometheus::Registry fresh;
   EvaluatorOptions options = Options(true);
   options.registry = &fresh;
   ASSERT_OK_AND_ASSIGN(auto again, Evaluator::Create(options, log_.get(), &runner_));

@@ -10,7 +10,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
-#include "common/metrics/registry.h"
+#include "common/metrics/exposition.h"
 #include "common/status_macros.h"
 #include "common/testing/status_matchers.h"
 #include "common/testing/wait.h"
@@ -18,6 +18,11 @@
 #include "gtest/gtest.h"
 #include "inference_server/batcher.h"
 #include "inference_server/fake_backend.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
 
 namespace zf::inference {
 namespace {
@@ -306,7 +311,7 @@ TEST(BatchTunerTest, RejectsBadInput) {
 TEST(BatchTunerTest, TheBatcherTunesItselfAndFollowsTheDevice) {
   FakeClock clock;
   auto backend = std::make_shared<CurveBackend>(&clock, CpuLike);
-  metrics::Registry registry;
+  prometheus::Registry registry;
   Batcher::Options options;
   options.backend = backend;
   options.max_batch = 256;
@@ -320,8 +325,10 @@ TEST(BatchTunerTest, TheBatcherTunesItselfAndFollowsTheDevice) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Batcher> batcher, Batcher::Create(options));
   EXPECT_EQ(batcher->stats().max_batch, 16);
   EXPECT_EQ(batcher->stats().max_delay, CpuLike(16));
-  EXPECT_THAT(registry.Serialize(), ::testing::HasSubstr("zf_inference_max_batch_rows 16"));
-  EXPECT_THAT(registry.Serialize(), ::testing::HasSubstr("zf_inference_max_delay_seconds 0.0026"));
+  EXPECT_THAT(metrics::TextExposition(registry),
+              ::testing::HasSubstr("zf_inference_max_batch_rows 16"));
+  EXPECT_THAT(metrics::TextExposition(registry),
+              ::testing::HasSubstr("zf_inference_max_delay_seconds 0.0026"));
 
   // The device gets 5x slower (a CPU shared with actors): 16 rows take 13 ms, over the
   // 10 ms target; 8 rows take 9 ms.
@@ -337,7 +344,8 @@ TEST(BatchTunerTest, TheBatcherTunesItselfAndFollowsTheDevice) {
     ASSERT_TRUE(AnswerAll(*batcher, clock, done, submitted));
   }
   EXPECT_EQ(batcher->stats().max_batch, 8) << batcher->tuning_curve();
-  EXPECT_THAT(registry.Serialize(), ::testing::HasSubstr("zf_inference_max_batch_rows 8"));
+  EXPECT_THAT(metrics::TextExposition(registry),
+              ::testing::HasSubstr("zf_inference_max_batch_rows 8"));
 }
 
 // A tuning batcher over CpuLike (tuned to 16 rows at a 10 ms target) with a ceiling of 256.

@@ -11,6 +11,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
+#include "common/metrics/buckets.h"
 #include "common/status_macros.h"
 #include "inference_server/plane_bits.h"
 
@@ -59,54 +60,54 @@ struct Batcher::Slice {
 };
 
 struct Batcher::Metrics {
-  explicit Metrics(metrics::Registry& registry, int max_batch)
-      : evaluations(metrics::BuildCounter()
+  explicit Metrics(prometheus::Registry& registry, int max_batch)
+      : evaluations(prometheus::BuildCounter()
                         .Name("zf_inference_evaluations_total")
                         .Help("Positions evaluated successfully by the inference batcher.")
                         .Register(registry)
                         .Add({})),
-        requests(metrics::BuildCounter()
+        requests(prometheus::BuildCounter()
                      .Name("zf_inference_requests_total")
                      .Help("Inference requests finished, by status code (rejections included).")
                      .Register(registry)),
-        batch_rows(metrics::BuildHistogram()
+        batch_rows(prometheus::BuildHistogram()
                        .Name("zf_inference_batch_rows")
                        .Help("Rows (positions) per batch sent to the network.")
                        .Register(registry)
                        .Add({}, BatchBuckets(max_batch))),
-        queue_wait(metrics::BuildHistogram()
+        queue_wait(prometheus::BuildHistogram()
                        .Name("zf_inference_queue_wait_seconds")
                        .Help("Time from a request's submission to the dispatch of its first row.")
                        .Register(registry)
                        .Add({}, metrics::ExponentialBuckets(0.00005, 2, 16))),
-        compute(metrics::BuildHistogram()
+        compute(prometheus::BuildHistogram()
                     .Name("zf_inference_compute_seconds")
                     .Help("Time of one network forward pass (one batch).")
                     .Register(registry)
                     .Add({}, metrics::ExponentialBuckets(0.0001, 2, 16))),
-        request_latency(metrics::BuildHistogram()
+        request_latency(prometheus::BuildHistogram()
                             .Name("zf_inference_request_seconds")
                             .Help("Time from a request's submission to its completion.")
                             .Register(registry)
                             .Add({}, metrics::ExponentialBuckets(0.0001, 2, 16))),
-        queued_rows(metrics::BuildGauge()
+        queued_rows(prometheus::BuildGauge()
                         .Name("zf_inference_queued_rows")
                         .Help("Rows waiting in the inference batcher's queue.")
                         .Register(registry)
                         .Add({})),
-        model_version(metrics::BuildGauge()
+        model_version(prometheus::BuildGauge()
                           .Name("zf_inference_model_version")
                           .Help("Version of the model the inference batcher serves.")
                           .Register(registry)
                           .Add({})),
         // Batch fill (mean zf_inference_batch_rows over this) needs the maximum as a series:
         // the histogram's buckets cannot give it to PromQL.
-        max_batch_rows(metrics::BuildGauge()
+        max_batch_rows(prometheus::BuildGauge()
                            .Name("zf_inference_max_batch_rows")
                            .Help("Rows per network batch at most (the batcher's max_batch).")
                            .Register(registry)
                            .Add({})),
-        max_delay_seconds(metrics::BuildGauge()
+        max_delay_seconds(prometheus::BuildGauge()
                               .Name("zf_inference_max_delay_seconds")
                               .Help("How long the oldest queued row waits for a fuller batch at "
                                     "most (the batcher's max_delay).")
@@ -114,26 +115,26 @@ struct Batcher::Metrics {
                               .Add({})) {}
 
   // 1, 2, 4, ... up to max_batch (max_batch itself included).
-  static metrics::Histogram::BucketBoundaries BatchBuckets(int max_batch) {
-    metrics::Histogram::BucketBoundaries bounds;
+  static prometheus::Histogram::BucketBoundaries BatchBuckets(int max_batch) {
+    prometheus::Histogram::BucketBoundaries bounds;
     for (int b = 1; b < max_batch; b *= 2) bounds.push_back(b);
     bounds.push_back(max_batch);
     return bounds;
   }
 
-  metrics::Counter& evaluations;
-  metrics::Family<metrics::Counter>& requests;
+  prometheus::Counter& evaluations;
+  prometheus::Family<prometheus::Counter>& requests;
   // requests' series by status code (0..16), made on first use: Add() builds a label set and
   // takes the family's lock, once per code instead of once per request.
-  std::array<std::atomic<metrics::Counter*>, 17> requests_by_code{};
-  metrics::Histogram& batch_rows;
-  metrics::Histogram& queue_wait;
-  metrics::Histogram& compute;
-  metrics::Histogram& request_latency;
-  metrics::Gauge& queued_rows;
-  metrics::Gauge& model_version;
-  metrics::Gauge& max_batch_rows;
-  metrics::Gauge& max_delay_seconds;
+  std::array<std::atomic<prometheus::Counter*>, 17> requests_by_code{};
+  prometheus::Histogram& batch_rows;
+  prometheus::Histogram& queue_wait;
+  prometheus::Histogram& compute;
+  prometheus::Histogram& request_latency;
+  prometheus::Gauge& queued_rows;
+  prometheus::Gauge& model_version;
+  prometheus::Gauge& max_batch_rows;
+  prometheus::Gauge& max_delay_seconds;
 };
 
 absl::Status Batcher::Options::Validate() const {
@@ -260,8 +261,8 @@ void Batcher::CountRequest(absl::StatusCode code) {
         .Increment();
     return;
   }
-  std::atomic<metrics::Counter*>& cached = metrics_->requests_by_code[index];
-  metrics::Counter* counter = cached.load(std::memory_order_acquire);
+  std::atomic<prometheus::Counter*>& cached = metrics_->requests_by_code[index];
+  prometheus::Counter* counter = cached.load(std::memory_order_acquire);
   if (counter == nullptr) {
     // Add() returns the same series to every thread that races here.
     counter =

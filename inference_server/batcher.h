@@ -92,10 +92,14 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
-#include "common/metrics/registry.h"
 #include "common/thread.h"
 #include "inference_server/backend.h"
 #include "inference_server/batch_tuner.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
 
 namespace zf::inference {
 
@@ -138,7 +142,7 @@ class Batcher {
     // Not owned. Default (nullptr): RealClock().
     Clock* clock = nullptr;
     // Not owned; nullptr exports no metrics.
-    metrics::Registry* registry = nullptr;
+    prometheus::Registry* registry = nullptr;
     // Set: the batcher tunes max_batch (up to `max_batch`) and max_delay itself (see above).
     std::optional<BatchTunerOptions> tuning;
 

@@ -14,13 +14,18 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
-#include "common/metrics/registry.h"
+#include "common/metrics/exposition.h"
 #include "common/testing/status_matchers.h"
 #include "common/testing/wait.h"
 #include "common/thread.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "inference_server/fake_backend.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
 
 namespace zf::inference {
 namespace {
@@ -97,7 +102,7 @@ class BatcherTest : public ::testing::Test {
   }
 
   FakeClock clock_;
-  metrics::Registry registry_;
+  prometheus::Registry registry_;
 };
 
 TEST_F(BatcherTest, DispatchesOnSizeWithoutWaitingForTheDelay) {
@@ -172,7 +177,7 @@ TEST_F(BatcherTest, DispatchesOnDelayCountedFromTheFirstQueuedRow) {
   ExpectAnswerFor(*ob.result, b, 1);
   EXPECT_THAT(backend->BatchSizes(), ElementsAre(3));
   EXPECT_EQ(batcher->stats().rows_evaluated, 3);
-  const std::string text = registry_.Serialize();
+  const std::string text = metrics::TextExposition(registry_);
   EXPECT_THAT(text, HasSubstr("zf_inference_batch_rows_count 1\n"));
   EXPECT_THAT(text, HasSubstr("zf_inference_queue_wait_seconds_count 2\n"));
   EXPECT_THAT(text, HasSubstr("zf_inference_max_batch_rows 8\n"));  // batch fill's denominator
@@ -258,7 +263,7 @@ TEST_F(BatcherTest, FullQueueIsResourceExhaustedUntilRowsAreTaken) {
   EXPECT_FALSE(o2.done.HasBeenNotified());  // a rejected request's callback never runs
   Outcome o4;
   EXPECT_OK(batcher->Submit(RandomPlanes(4, 5), 4, o4.Callback()));  // room again
-  EXPECT_THAT(registry_.Serialize(),
+  EXPECT_THAT(metrics::TextExposition(registry_),
               HasSubstr("zf_inference_requests_total{code=\"resource_exhausted\"} 2\n"));
   batcher->Close();
   ASSERT_TRUE(o4.done.HasBeenNotified());
@@ -441,11 +446,12 @@ TEST_F(BatcherTest, ManyConcurrentSubmittersEachGetTheirOwnAnswers) {
   EXPECT_EQ(failures.load(), 0);
   EXPECT_EQ(batcher->stats().rows_evaluated, rows_submitted.load());
   EXPECT_EQ(batcher->stats().requests_completed, kThreads * kRounds * kInFlight);
-  EXPECT_THAT(registry_.Serialize(),
+  EXPECT_THAT(metrics::TextExposition(registry_),
               HasSubstr(absl::StrCat("zf_inference_requests_total{code=\"ok\"} ",
                                      kThreads * kRounds * kInFlight, "\n")));
-  EXPECT_THAT(registry_.Serialize(), HasSubstr(absl::StrCat("zf_inference_evaluations_total ",
-                                                            rows_submitted.load(), "\n")));
+  EXPECT_THAT(
+      metrics::TextExposition(registry_),
+      HasSubstr(absl::StrCat("zf_inference_evaluations_total ", rows_submitted.load(), "\n")));
 }
 
 TEST_F(BatcherTest, SwapFinishesInFlightBatchesOnTheOldBackend) {
@@ -460,7 +466,7 @@ TEST_F(BatcherTest, SwapFinishesInFlightBatchesOnTheOldBackend) {
   ASSERT_TRUE(WaitFor([&] { return v1->NumBlockedRuns() == 1; }));
   ASSERT_OK(batcher->SwapBackend(MakeBackend(/*version=*/2)));
   EXPECT_EQ(batcher->model_version(), 2);
-  EXPECT_THAT(registry_.Serialize(), HasSubstr("zf_inference_model_version 2\n"));
+  EXPECT_THAT(metrics::TextExposition(registry_), HasSubstr("zf_inference_model_version 2\n"));
   ASSERT_OK(batcher->Submit(b, 2, ob.Callback()));
   ASSERT_TRUE(ob.Wait());  // served by v2 while v1 still holds a's batch
   ASSERT_OK(ob.result.status());
@@ -559,7 +565,7 @@ TEST_F(BatcherTest, BadInputIsInvalidArgumentNamingTheProblem) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("callback")));
   EXPECT_FALSE(o.done.HasBeenNotified());
   EXPECT_EQ(batcher->stats().queued_rows, 0);
-  EXPECT_THAT(registry_.Serialize(),
+  EXPECT_THAT(metrics::TextExposition(registry_),
               HasSubstr("zf_inference_requests_total{code=\"invalid_argument\"} 4\n"));
   // The batcher keeps serving.
   ASSERT_OK(batcher->Submit(RandomPlanes(4, 2), 4, o.Callback()));
@@ -584,7 +590,7 @@ TEST_F(BatcherTest, BackendFailureFailsTheBatchAndServingContinues) {
   ASSERT_OK(o2.result.status());
   ExpectAnswerFor(*o2.result, planes, 1);
   EXPECT_EQ(batcher->stats().rows_evaluated, 2);
-  EXPECT_THAT(registry_.Serialize(),
+  EXPECT_THAT(metrics::TextExposition(registry_),
               HasSubstr("zf_inference_requests_total{code=\"internal\"} 1\n"));
 }
 

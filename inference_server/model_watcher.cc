@@ -47,7 +47,7 @@ absl::StatusOr<std::unique_ptr<ModelWatcher>> ModelWatcher::Create(ModelWatcherO
   watcher->stub_ = zerofleet::v1::ModelService::NewStub(
       grpc_util::CreateChannel(watcher->options_.address, watcher->options_.wire));
   if (watcher->options_.registry != nullptr) {
-    auto& family = metrics::BuildCounter()
+    auto& family = prometheus::BuildCounter()
                        .Name("zf_inference_model_reloads_total")
                        .Help("Published model versions handled by the model watcher, by result.")
                        .Register(*watcher->options_.registry);

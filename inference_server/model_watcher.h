@@ -27,9 +27,13 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/grpc/channel.h"
-#include "common/metrics/registry.h"
 #include "common/thread.h"
 #include "grpcpp/grpcpp.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
 #include "proto/zerofleet/v1/model.grpc.pb.h"
 
 namespace zf::inference {
@@ -48,7 +52,7 @@ struct ModelWatcherOptions {
   grpc_util::WireSettings wire;
   // Where the metrics go (zf_inference_model_reloads_total{result=ok|refused|fetch_failed});
   // null: none.
-  std::shared_ptr<metrics::Registry> registry;
+  std::shared_ptr<prometheus::Registry> registry;
 
   // Returns: OK; InvalidArgument naming the bad field.
   absl::Status Validate() const;
@@ -99,9 +103,9 @@ class ModelWatcher {
   std::mt19937_64 rng_;        // the thread's only
   int64_t refused_above_ = 0;  // the thread's only: highest version that failed
 
-  metrics::Counter* reloads_ok_ = nullptr;
-  metrics::Counter* reloads_refused_ = nullptr;
-  metrics::Counter* reloads_fetch_failed_ = nullptr;
+  prometheus::Counter* reloads_ok_ = nullptr;
+  prometheus::Counter* reloads_refused_ = nullptr;
+  prometheus::Counter* reloads_fetch_failed_ = nullptr;
 
   mutable absl::Mutex mu_;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/logging.h"
+#include "common/metrics/buckets.h"
 #include "common/status_macros.h"
 
 namespace zf::learner {
@@ -51,19 +52,20 @@ absl::StatusOr<std::unique_ptr<Learner>> Learner::Create(LearnerOptions options)
   ZF_RETURN_IF_ERROR(options.Validate());
   auto learner = std::unique_ptr<Learner>(new Learner(std::move(options)));
   Learner& l = *learner;
-  l.registry_ = l.options_.registry ? l.options_.registry : std::make_shared<metrics::Registry>();
-  metrics::Registry& r = *l.registry_;
-  l.steps_total_ = &metrics::BuildCounter()
+  l.registry_ =
+      l.options_.registry ? l.options_.registry : std::make_shared<prometheus::Registry>();
+  prometheus::Registry& r = *l.registry_;
+  l.steps_total_ = &prometheus::BuildCounter()
                         .Name("zf_learner_steps_total")
                         .Help("Optimizer steps taken by this process.")
                         .Register(r)
                         .Add({});
-  l.samples_total_ = &metrics::BuildCounter()
+  l.samples_total_ = &prometheus::BuildCounter()
                           .Name("zf_learner_samples_total")
                           .Help("Training positions consumed by this process.")
                           .Register(r)
                           .Add({});
-  auto& loss = metrics::BuildGauge()
+  auto& loss = prometheus::BuildGauge()
                    .Name("zf_learner_loss")
                    .Help(
                        "Loss of the last training batch, by head (policy, value, total; "
@@ -76,22 +78,22 @@ absl::StatusOr<std::unique_ptr<Learner>> Learner::Create(LearnerOptions options)
     l.loss_ownership_ = &loss.Add({{"head", "ownership"}});
     l.loss_score_ = &loss.Add({{"head", "score"}});
   }
-  l.learning_rate_ = &metrics::BuildGauge()
+  l.learning_rate_ = &prometheus::BuildGauge()
                           .Name("zf_learner_learning_rate")
                           .Help("Learning rate of the last step.")
                           .Register(r)
                           .Add({});
-  l.published_version_ = &metrics::BuildGauge()
+  l.published_version_ = &prometheus::BuildGauge()
                               .Name("zf_learner_published_version")
                               .Help("Model version of the newest published checkpoint.")
                               .Register(r)
                               .Add({});
-  l.data_wait_seconds_ = &metrics::BuildCounter()
+  l.data_wait_seconds_ = &prometheus::BuildCounter()
                               .Name("zf_learner_data_wait_seconds_total")
                               .Help("Wall time spent waiting for a training batch.")
                               .Register(r)
                               .Add({});
-  l.step_seconds_ = &metrics::BuildHistogram()
+  l.step_seconds_ = &prometheus::BuildHistogram()
                          .Name("zf_learner_step_seconds")
                          .Help("Wall time of one optimizer step (forward, backward, update).")
                          .Register(r)

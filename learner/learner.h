@@ -36,10 +36,14 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "common/metrics/registry.h"
 #include "learner/checkpoint_dir.h"
 #include "learner/trainer.h"
 #include "model/checkpoint.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
 #include "proto/zerofleet/v1/replay.pb.h"
 #include "replay/client/replay_sampler.h"
 
@@ -70,7 +74,7 @@ struct LearnerOptions {
   // Called after each publication (on Run's thread), e.g. to wake a ModelServer.
   std::function<void(const model::CheckpointManifest&)> on_publish;
   // Where the metrics go; null: a registry of the learner's own.
-  std::shared_ptr<metrics::Registry> registry;
+  std::shared_ptr<prometheus::Registry> registry;
 
   // Returns: OK; InvalidArgument naming the bad field.
   absl::Status Validate() const;
@@ -109,14 +113,14 @@ class Learner {
 
   LearnerStats stats() const ABSL_LOCKS_EXCLUDED(mu_);
   std::string checkpoint_dir() const { return checkpoints_->dir(); }
-  metrics::Registry& registry() { return *registry_; }
+  prometheus::Registry& registry() { return *registry_; }
 
  private:
   explicit Learner(LearnerOptions options);
   absl::Status Publish() ABSL_LOCKS_EXCLUDED(mu_);
 
   LearnerOptions options_;
-  std::shared_ptr<metrics::Registry> registry_;
+  std::shared_ptr<prometheus::Registry> registry_;
   std::unique_ptr<Trainer> trainer_;
   std::unique_ptr<CheckpointDirectory> checkpoints_;
   std::unique_ptr<replay::ReplaySampler> sampler_;
@@ -124,17 +128,17 @@ class Learner {
   std::atomic<bool> stop_{false};
   int64_t published_step_ = -1;  // Run's thread only
 
-  metrics::Counter* steps_total_;
-  metrics::Counter* samples_total_;
-  metrics::Gauge* loss_policy_;
-  metrics::Gauge* loss_value_;
-  metrics::Gauge* loss_ownership_ = nullptr;  // aux heads only
-  metrics::Gauge* loss_score_ = nullptr;      // aux heads only
-  metrics::Gauge* loss_total_;
-  metrics::Gauge* learning_rate_;
-  metrics::Gauge* published_version_;
-  metrics::Counter* data_wait_seconds_;
-  metrics::Histogram* step_seconds_;
+  prometheus::Counter* steps_total_;
+  prometheus::Counter* samples_total_;
+  prometheus::Gauge* loss_policy_;
+  prometheus::Gauge* loss_value_;
+  prometheus::Gauge* loss_ownership_ = nullptr;  // aux heads only
+  prometheus::Gauge* loss_score_ = nullptr;      // aux heads only
+  prometheus::Gauge* loss_total_;
+  prometheus::Gauge* learning_rate_;
+  prometheus::Gauge* published_version_;
+  prometheus::Counter* data_wait_seconds_;
+  prometheus::Histogram* step_seconds_;
 
   mutable absl::Mutex mu_;
   LearnerStats stats_ ABSL_GUARDED_BY(mu_);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/metrics/exposition.h"
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -71,7 +72,7 @@ TEST_F(LearnerTest, PublishesEveryKStepsAndResumes) {
   EXPECT_EQ(latest.manifest.game, "tiny");
   EXPECT_FALSE(latest.optimizer_state.empty());
 
-  const std::string text = learner->registry().Serialize();
+  const std::string text = metrics::TextExposition(learner->registry());
   EXPECT_THAT(text, HasSubstr("zf_learner_steps_total 20"));
   EXPECT_THAT(text, HasSubstr("zf_learner_samples_total 320"));
   EXPECT_THAT(text, HasSubstr("zf_learner_published_version 3"));

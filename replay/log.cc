@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/notification.h"
 #include "common/logging.h"
+#include "common/metrics/buckets.h"
 
 namespace zf::replay {
 namespace {
@@ -361,27 +362,27 @@ absl::Status LogOptions::Validate() const {
 
 Log::Log(const LogOptions& options) : options_(options) {
   if (options_.metrics != nullptr) {
-    fsync_seconds_ = &metrics::BuildHistogram()
+    fsync_seconds_ = &prometheus::BuildHistogram()
                           .Name("zf_replay_fsync_seconds")
                           .Help("Time of one group commit's fdatasync.")
                           .Register(*options_.metrics)
                           .Add({}, metrics::ExponentialBuckets(1e-5, 2.0, 20));
-    log_bytes_ = &metrics::BuildGauge()
+    log_bytes_ = &prometheus::BuildGauge()
                       .Name("zf_replay_log_bytes")
                       .Help("Bytes of replay log segments on disk.")
                       .Register(*options_.metrics)
                       .Add({});
-    written_bytes_ = &metrics::BuildCounter()
+    written_bytes_ = &prometheus::BuildCounter()
                           .Name("zf_replay_log_written_bytes_total")
                           .Help("Bytes appended to the replay log.")
                           .Register(*options_.metrics)
                           .Add({});
-    segment_count_ = &metrics::BuildGauge()
+    segment_count_ = &prometheus::BuildGauge()
                           .Name("zf_replay_log_segments")
                           .Help("Replay log segment files on disk.")
                           .Register(*options_.metrics)
                           .Add({});
-    auto& write_errors = metrics::BuildCounter()
+    auto& write_errors = prometheus::BuildCounter()
                              .Name("zf_replay_log_write_errors_total")
                              .Help(
                                  "Replay log group commits that failed, by reason: disk_full "
@@ -389,7 +390,7 @@ Log::Log(const LogOptions& options) : options_(options) {
                              .Register(*options_.metrics);
     write_errors_disk_full_ = &write_errors.Add({{"reason", "disk_full"}});
     write_errors_io_ = &write_errors.Add({{"reason", "io"}});
-    auto& quarantined = metrics::BuildGauge()
+    auto& quarantined = prometheus::BuildGauge()
                             .Name("zf_replay_log_quarantined_bytes")
                             .Help(
                                 "Damaged replay log bytes kept in DIR/damaged/ for inspection, "

@@ -77,20 +77,24 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
-#include "common/metrics/registry.h"
 #include "common/thread.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
 
 namespace zf::replay {
 
 using SegmentId = uint64_t;
 
 struct LogOptions {
-  std::string dir;                        // created if missing
-  int64_t segment_bytes = 64 << 20;       // roll before a segment grows past this
-  int64_t max_record_bytes = 64 << 20;    // larger payloads are refused (and, on read, corrupt)
-  int64_t max_pending_bytes = 256 << 20;  // queued, not yet written; beyond: ResourceExhausted
-  metrics::Registry* metrics = nullptr;   // zf_replay_fsync_seconds, zf_replay_log_*; may be null
-  Clock* clock = RealClock();             // times fsyncs for the histogram
+  std::string dir;                          // created if missing
+  int64_t segment_bytes = 64 << 20;         // roll before a segment grows past this
+  int64_t max_record_bytes = 64 << 20;      // larger payloads are refused (and, on read, corrupt)
+  int64_t max_pending_bytes = 256 << 20;    // queued, not yet written; beyond: ResourceExhausted
+  prometheus::Registry* metrics = nullptr;  // zf_replay_fsync_seconds, zf_replay_log_*; may be null
+  Clock* clock = RealClock();               // times fsyncs for the histogram
 
   // Returns: OK; InvalidArgument naming the bad field.
   absl::Status Validate() const;
@@ -217,14 +221,14 @@ class Log {
   std::map<SegmentId, Segment> segments_ ABSL_GUARDED_BY(mu_);
   SegmentId active_id_ ABSL_GUARDED_BY(mu_) = 0;  // mirror of active_ for Release
 
-  metrics::Histogram* fsync_seconds_ = nullptr;
-  metrics::Gauge* log_bytes_ = nullptr;
-  metrics::Counter* written_bytes_ = nullptr;
-  metrics::Gauge* segment_count_ = nullptr;
-  metrics::Counter* write_errors_disk_full_ = nullptr;
-  metrics::Counter* write_errors_io_ = nullptr;
-  metrics::Gauge* quarantined_torn_bytes_ = nullptr;
-  metrics::Gauge* quarantined_corrupt_bytes_ = nullptr;
+  prometheus::Histogram* fsync_seconds_ = nullptr;
+  prometheus::Gauge* log_bytes_ = nullptr;
+  prometheus::Counter* written_bytes_ = nullptr;
+  prometheus::Gauge* segment_count_ = nullptr;
+  prometheus::Counter* write_errors_disk_full_ = nullptr;
+  prometheus::Counter* write_errors_io_ = nullptr;
+  prometheus::Gauge* quarantined_torn_bytes_ = nullptr;
+  prometheus::Gauge* quarantined_corrupt_bytes_ = nullptr;
 
   std::optional<Thread> writer_;  // last: started after everything above, joined first
 };

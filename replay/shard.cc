@@ -7,6 +7,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
+#include "common/metrics/buckets.h"
 
 namespace zf::replay {
 
@@ -14,40 +15,40 @@ using zerofleet::v1::GameRecord;
 using zerofleet::v1::SampleBatch;
 
 struct Shard::Metrics {
-  explicit Metrics(metrics::Registry& r, int64_t min_size_to_sample) {
+  explicit Metrics(prometheus::Registry& r, int64_t min_size_to_sample) {
     // Constant: with zf_replay_positions_stored it tells `zf top` a shard is still filling up.
-    metrics::BuildGauge()
+    prometheus::BuildGauge()
         .Name("zf_replay_min_size_to_sample")
         .Help("Positions the shard must hold before it serves samples (rate limiter).")
         .Register(r)
         .Add({})
         .Set(static_cast<double>(min_size_to_sample));
-    positions = &metrics::BuildGauge()
+    positions = &prometheus::BuildGauge()
                      .Name("zf_replay_positions_stored")
                      .Help("Positions in the replay window.")
                      .Register(r)
                      .Add({});
-    games = &metrics::BuildGauge()
+    games = &prometheus::BuildGauge()
                  .Name("zf_replay_games_stored")
                  .Help("Games in the replay window.")
                  .Register(r)
                  .Add({});
-    inserts = &metrics::BuildCounter()
+    inserts = &prometheus::BuildCounter()
                    .Name("zf_replay_inserts_total")
                    .Help("Games stored by Insert.")
                    .Register(r)
                    .Add({});
-    inserted_positions = &metrics::BuildCounter()
+    inserted_positions = &prometheus::BuildCounter()
                               .Name("zf_replay_inserted_positions_total")
                               .Help("Positions stored by Insert.")
                               .Register(r)
                               .Add({});
-    duplicates = &metrics::BuildCounter()
+    duplicates = &prometheus::BuildCounter()
                       .Name("zf_replay_duplicates_total")
                       .Help("Inserts acknowledged without storing: the game id was known.")
                       .Register(r)
                       .Add({});
-    auto& rejections_family = metrics::BuildCounter()
+    auto& rejections_family = prometheus::BuildCounter()
                                   .Name("zf_replay_rejections_total")
                                   .Help("Game records refused as invalid, by reason.")
                                   .Register(r);
@@ -55,33 +56,33 @@ struct Shard::Metrics {
       rejections[i] = &rejections_family.Add(
           {{"reason", std::string(RejectReasonName(static_cast<RejectReason>(i)))}});
     }
-    sampled = &metrics::BuildCounter()
+    sampled = &prometheus::BuildCounter()
                    .Name("zf_replay_sampled_positions_total")
                    .Help("Positions served in sample batches.")
                    .Register(r)
                    .Add({});
-    auto& wait = metrics::BuildCounter()
+    auto& wait = prometheus::BuildCounter()
                      .Name("zf_replay_rate_limiter_wait_seconds_total")
                      .Help("Time callers spent blocked by the rate limiter, by operation.")
                      .Register(r);
     insert_wait = &wait.Add({{"operation", "insert"}});
     sample_wait = &wait.Add({{"operation", "sample"}});
-    ack_seconds = &metrics::BuildHistogram()
+    ack_seconds = &prometheus::BuildHistogram()
                        .Name("zf_replay_ack_seconds")
                        .Help("Time from an Insert call to its acknowledgement (stored games).")
                        .Register(r)
                        .Add({}, metrics::ExponentialBuckets(1e-4, 2.0, 20));
   }
-  metrics::Gauge* positions;
-  metrics::Gauge* games;
-  metrics::Counter* inserts;
-  metrics::Counter* inserted_positions;
-  metrics::Counter* duplicates;
-  metrics::Counter* rejections[kNumRejectReasons];
-  metrics::Counter* sampled;
-  metrics::Counter* insert_wait;
-  metrics::Counter* sample_wait;
-  metrics::Histogram* ack_seconds;
+  prometheus::Gauge* positions;
+  prometheus::Gauge* games;
+  prometheus::Counter* inserts;
+  prometheus::Counter* inserted_positions;
+  prometheus::Counter* duplicates;
+  prometheus::Counter* rejections[kNumRejectReasons];
+  prometheus::Counter* sampled;
+  prometheus::Counter* insert_wait;
+  prometheus::Counter* sample_wait;
+  prometheus::Histogram* ack_seconds;
 };
 
 absl::Status ShardOptions::Validate() const {

@@ -17,7 +17,8 @@
 //
 // Metrics (when Options::metrics is set): zf_replay_positions_stored, zf_replay_games_stored,
 // zf_replay_inserts_total (games stored), zf_replay_inserted_positions_total,
-// zf_replay_duplicates_total, zf_replay_rejections_total{reason}, zf_replay_sampled_positions_total,
+// zf_replay_duplicates_total, zf_replay_rejections_total{reason},
+// zf_replay_sampled_positions_total,
 // zf_replay_rate_limiter_wait_seconds_total{operation="insert"|"sample"}, zf_replay_ack_seconds
 // (Insert call to acknowledgement, stored games only), and the log's zf_replay_fsync_seconds,
 // zf_replay_log_bytes, zf_replay_log_written_bytes_total, zf_replay_log_segments.
@@ -37,7 +38,11 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
-#include "common/metrics/registry.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
 #include "proto/zerofleet/v1/replay.pb.h"
 #include "replay/log.h"
 #include "replay/rate_limiter.h"
@@ -47,16 +52,16 @@
 namespace zf::replay {
 
 struct ShardOptions {
-  std::string dir;                 // the log's directory; created if missing
+  std::string dir;  // the log's directory; created if missing
   TableOptions table;
   // Its clock is replaced by `clock` below; max_insert_positions must be >=
   // table.max_positions_per_game.
   RateLimiterOptions rate_limiter;
   int64_t segment_bytes = 64 << 20;
   int64_t max_pending_log_bytes = 256 << 20;
-  metrics::Registry* metrics = nullptr;  // not owned; may be null
-  Clock* clock = RealClock();            // not owned
-  uint64_t seed = 0x5eed;                // sampling randomness
+  prometheus::Registry* metrics = nullptr;  // not owned; may be null
+  Clock* clock = RealClock();               // not owned
+  uint64_t seed = 0x5eed;                   // sampling randomness
 
   // Also refuses a capacity that can never reach min_size_to_sample after evictions
   // (capacity_positions < min_size_to_sample + max_positions_per_game).
@@ -67,7 +72,7 @@ struct ShardOptions {
 struct ShardStats {
   int64_t games = 0;
   int64_t positions = 0;
-  int64_t inserted_games = 0;     // stored by Insert since Create
+  int64_t inserted_games = 0;  // stored by Insert since Create
   int64_t duplicates = 0;
   int64_t rejected = 0;
   int64_t sampled_positions = 0;

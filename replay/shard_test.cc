@@ -11,12 +11,17 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "common/clock.h"
-#include "common/metrics/registry.h"
+#include "common/metrics/exposition.h"
 #include "common/testing/status_matchers.h"
 #include "common/testing/wait.h"
 #include "common/thread.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
 #include "replay/testing/records.h"
 
 namespace zf::replay {
@@ -56,7 +61,7 @@ class ShardTest : public ::testing::Test {
   }
 
   double Counter(const std::string& text) {
-    const std::string exposition = registry_.Serialize();
+    const std::string exposition = metrics::TextExposition(registry_);
     const size_t at = exposition.find("\n" + text + " ");
     if (at == std::string::npos) return -1;
     return std::stod(exposition.substr(at + text.size() + 2));
@@ -64,7 +69,7 @@ class ShardTest : public ::testing::Test {
 
   std::string dir_;
   FakeClock clock_;
-  metrics::Registry registry_;
+  prometheus::Registry registry_;
 };
 
 TEST_F(ShardTest, InsertsAreSampleable) {

@@ -163,7 +163,7 @@ absl::Status RunActor(const std::vector<std::string>& args) {
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
 
-  auto registry = std::make_shared<metrics::Registry>();
+  auto registry = std::make_shared<prometheus::Registry>();
   metrics::RegisterBuildInfo(*registry, "actor");
   std::shared_ptr<actor::AsyncEvaluator> evaluator;
   if (local) {

@@ -92,7 +92,8 @@ absl::Status RunEvaluator(const std::vector<std::string>& args) {
   options.anchors = absl::StrSplit(anchors, ',', absl::SkipEmpty());
   options.rating_anchor = RatingAnchor(options.anchors);
   options.games_per_opponent = absl::GetFlag(FLAGS_games_per_opponent);
-  ZF_ASSIGN_OR_RETURN(options.opening_moves, OpeningMovesFromFlag(DefaultOpeningMoves(config.name)));
+  ZF_ASSIGN_OR_RETURN(options.opening_moves,
+                      OpeningMovesFromFlag(DefaultOpeningMoves(config.name)));
   options.seed = absl::GetFlag(FLAGS_seed);
   if (options.seed == 0) options.seed = static_cast<uint64_t>(absl::ToUnixNanos(absl::Now()));
   options.gate = absl::GetFlag(FLAGS_gate);
@@ -101,7 +102,7 @@ absl::Status RunEvaluator(const std::vector<std::string>& args) {
   options.sprt.alpha = absl::GetFlag(FLAGS_sprt_alpha);
   options.sprt.beta = absl::GetFlag(FLAGS_sprt_beta);
   options.max_gate_games = absl::GetFlag(FLAGS_max_gate_games);
-  auto registry = std::make_shared<metrics::Registry>();
+  auto registry = std::make_shared<prometheus::Registry>();
   metrics::RegisterBuildInfo(*registry, "evaluator");
   options.registry = registry.get();
   ZF_RETURN_IF_ERROR(options.Validate());

@@ -196,7 +196,8 @@ absl::Status RunInference(const std::vector<std::string>& args) {
     w.reload = [&server](const std::string& path) { return server->Reload(path); };
     w.current_version = [&server] { return server->model_version(); };
     // Not owned: the server outlives the watcher.
-    w.registry = std::shared_ptr<metrics::Registry>(&server->registry(), [](metrics::Registry*) {});
+    w.registry =
+        std::shared_ptr<prometheus::Registry>(&server->registry(), [](prometheus::Registry*) {});
     ZF_ASSIGN_OR_RETURN(watcher, inference::ModelWatcher::Create(std::move(w)));
     ZF_LOG(INFO) << "inference: watching the model service at " << address;
   }

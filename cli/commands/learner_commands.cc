@@ -125,8 +125,8 @@ absl::Status RunLearner(const std::vector<std::string>& args) {
   options.steps_per_checkpoint = absl::GetFlag(FLAGS_steps_per_checkpoint);
   options.keep_checkpoints = absl::GetFlag(FLAGS_keep_checkpoints);
   options.max_steps = max_steps;
-  options.registry = std::make_shared<metrics::Registry>();
-  const std::shared_ptr<metrics::Registry> registry = options.registry;
+  options.registry = std::make_shared<prometheus::Registry>();
+  const std::shared_ptr<prometheus::Registry> registry = options.registry;
   metrics::RegisterBuildInfo(*registry, "learner");
   if (absl::Status valid = options.Validate(); !valid.ok()) {
     return absl::InvalidArgumentError(valid.message());

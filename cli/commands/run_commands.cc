@@ -437,8 +437,8 @@ struct Fleet {
   std::unique_ptr<inference::ModelWatcher> watcher;
   std::unique_ptr<actor::ReplayGameSink> sink;
   std::unique_ptr<actor::Actor> actor;
-  std::shared_ptr<metrics::Registry> actor_registry = std::make_shared<metrics::Registry>();
-  std::shared_ptr<metrics::Registry> learner_registry = std::make_shared<metrics::Registry>();
+  std::shared_ptr<prometheus::Registry> actor_registry = std::make_shared<prometheus::Registry>();
+  std::shared_ptr<prometheus::Registry> learner_registry = std::make_shared<prometheus::Registry>();
   std::unique_ptr<metrics::MetricsServer> metrics_server;
   std::thread learner_thread;
   absl::Status learner_status;
@@ -827,8 +827,8 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   wo.temp_dir = dir + "/checkpoints";
   wo.reload = [&fleet](const std::string& path) { return fleet.inference->Reload(path); };
   wo.current_version = [&fleet] { return fleet.inference->model_version(); };
-  wo.registry =
-      std::shared_ptr<metrics::Registry>(&fleet.inference->registry(), [](metrics::Registry*) {});
+  wo.registry = std::shared_ptr<prometheus::Registry>(&fleet.inference->registry(),
+                                                      [](prometheus::Registry*) {});
   ZF_ASSIGN_OR_RETURN(fleet.watcher, inference::ModelWatcher::Create(std::move(wo)));
 
   // 4. The actor: self-play through the inference server into the replay shards.
@@ -864,7 +864,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   // The evaluator: its games in DIR/evaluation/, its copies of the rated checkpoints in
   // DIR/evaluator/checkpoints/ (the learner prunes its own).
   const std::string eval_checkpoints = dir + "/evaluator/checkpoints";
-  auto eval_registry = std::make_shared<metrics::Registry>();
+  auto eval_registry = std::make_shared<prometheus::Registry>();
   evaluator::EvaluatorOptions eval_options;
   std::unique_ptr<evaluator::ResultsLog> results_log;
   std::unique_ptr<evaluator::MatchRunner> match_runner;
@@ -902,10 +902,10 @@ absl::Status RunRun(const std::vector<std::string>& args) {
 
   // One /metrics endpoint for the whole fleet, if asked for.
   if (const std::string listen = absl::GetFlag(FLAGS_metrics_listen); !listen.empty()) {
-    std::vector<std::shared_ptr<metrics::Registry>> registries = {
+    std::vector<std::shared_ptr<prometheus::Registry>> registries = {
         fleet.actor_registry, fleet.learner_registry, eval_registry};
-    registries.push_back(std::shared_ptr<metrics::Registry>(&fleet.inference->registry(),
-                                                            [](metrics::Registry*) {}));
+    registries.push_back(std::shared_ptr<prometheus::Registry>(&fleet.inference->registry(),
+                                                               [](prometheus::Registry*) {}));
     for (const auto& shard : fleet.shards) registries.push_back(shard->registry());
     metrics::MetricsServer::Options options;
     options.listen_address = listen;

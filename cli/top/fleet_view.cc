@@ -11,14 +11,15 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/json.h"
+#include "common/metrics/exposition.h"
 #include "common/metrics/text_parser.h"
 
 namespace zf::top {
 namespace {
 
-using metrics::ClientMetric;
-using metrics::MetricFamily;
-using metrics::MetricType;
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
 
 // Which series of a family to use.
 using SeriesFilter = std::function<bool(const ClientMetric&)>;
@@ -48,9 +49,9 @@ const MetricFamily* Find(const TargetScrape& scrape, absl::string_view name) {
 
 double ScalarValue(const MetricFamily& family, const ClientMetric& m) {
   switch (family.type) {
-    case MetricType::kCounter:
+    case MetricType::Counter:
       return m.counter.value;
-    case MetricType::kGauge:
+    case MetricType::Gauge:
       return m.gauge.value;
     default:
       return m.untyped.value;
@@ -181,7 +182,7 @@ HistogramDelta HistogramIncrease(const TargetScrape& before, const TargetScrape&
                                  absl::string_view name) {
   HistogramDelta delta;
   const MetricFamily* a = Find(after, name);
-  if (a == nullptr || a->type != MetricType::kHistogram) return delta;
+  if (a == nullptr || a->type != MetricType::Histogram) return delta;
   delta.present = true;
   const MetricFamily* b = Find(before, name);
   for (const ClientMetric& m : a->metric) {
@@ -338,15 +339,15 @@ TargetScrape TargetFromText(std::string target, absl::string_view exposition) {
   return scrape;
 }
 
-TargetScrape TargetFromRegistries(std::string target,
-                                  absl::Span<const std::shared_ptr<metrics::Registry>> registries) {
+TargetScrape TargetFromRegistries(
+    std::string target, absl::Span<const std::shared_ptr<prometheus::Registry>> registries) {
   TargetScrape scrape;
   scrape.target = std::move(target);
   scrape.families = metrics::CollectAll(registries);
   return scrape;
 }
 
-TargetScrape TargetFromRegistry(std::string target, const metrics::Registry& registry) {
+TargetScrape TargetFromRegistry(std::string target, const prometheus::Registry& registry) {
   TargetScrape scrape;
   scrape.target = std::move(target);
   scrape.families = registry.Collect();

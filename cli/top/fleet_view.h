@@ -76,8 +76,12 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "common/metrics/metric_family.h"
-#include "common/metrics/registry.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/metric_family.h"
+#include "prometheus/registry.h"
 
 namespace zf::top {
 
@@ -92,7 +96,7 @@ inline constexpr double kLowFill = 0.5;
 struct TargetScrape {
   std::string target;   // "HOST:PORT", or a name for an in-process registry
   absl::Status status;  // not OK: the scrape failed, `families` is empty
-  std::vector<metrics::MetricFamily> families;
+  std::vector<prometheus::MetricFamily> families;
 };
 
 // One round of scrapes, one entry per target, taken at about the same time.
@@ -101,9 +105,9 @@ using FleetScrape = std::vector<TargetScrape>;
 // A target from exposition text (a /metrics body). A parse error becomes the target's status.
 TargetScrape TargetFromText(std::string target, absl::string_view exposition);
 // A target from in-process registries (merged as the /metrics endpoint merges them).
-TargetScrape TargetFromRegistries(std::string target,
-                                  absl::Span<const std::shared_ptr<metrics::Registry>> registries);
-TargetScrape TargetFromRegistry(std::string target, const metrics::Registry& registry);
+TargetScrape TargetFromRegistries(
+    std::string target, absl::Span<const std::shared_ptr<prometheus::Registry>> registries);
+TargetScrape TargetFromRegistry(std::string target, const prometheus::Registry& registry);
 
 inline constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
 
@@ -181,6 +185,6 @@ std::string FleetViewJson(const FleetView& view);
 // Prometheus' histogram_quantile over cumulative buckets (ascending bounds, the last +Inf):
 // linear interpolation inside the bucket holding rank q * total, the first bucket starting at 0;
 // a rank in the +Inf bucket answers the highest finite bound. NaN when there are no observations.
-double HistogramQuantile(double q, const std::vector<metrics::ClientMetric::Bucket>& buckets);
+double HistogramQuantile(double q, const std::vector<prometheus::ClientMetric::Bucket>& buckets);
 
 }  // namespace zf::top

@@ -7,10 +7,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/top/scrape.h"
-#include "common/metrics/registry.h"
+#include "common/metrics/exposition.h"
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
 
 namespace zf::top {
 namespace {
@@ -89,7 +94,7 @@ TargetScrape Target(const std::string& name, const std::string& text) {
 }
 
 TEST(HistogramQuantileTest, InterpolatesLikePrometheus) {
-  using B = metrics::ClientMetric::Bucket;
+  using B = prometheus::ClientMetric::Bucket;
   const std::vector<B> buckets = {
       {/*cumulative_count=*/3, /*upper_bound=*/1.0}, {4, 2.0}, {4, INFINITY}};
   EXPECT_DOUBLE_EQ(HistogramQuantile(0.5, buckets), 2.0 / 3.0);  // rank 2 of 3 in (0, 1]
@@ -285,12 +290,12 @@ TEST(FleetViewTest, DownTargetsAndRestartsAndMissingWorkerGauge) {
 }
 
 TEST(FleetViewTest, InProcessRegistriesGiveTheSameView) {
-  auto registry = std::make_shared<metrics::Registry>();
-  metrics::Counter& games = metrics::BuildCounter()
-                                .Name("zf_actor_games_total")
-                                .Help("Games.")
-                                .Register(*registry)
-                                .Add({});
+  auto registry = std::make_shared<prometheus::Registry>();
+  prometheus::Counter& games = prometheus::BuildCounter()
+                                   .Name("zf_actor_games_total")
+                                   .Help("Games.")
+                                   .Register(*registry)
+                                   .Add({});
   const FleetScrape before = {TargetFromRegistries("run", {registry})};
   games.Increment(6);
   const FleetScrape after = {TargetFromRegistry("run", *registry)};
@@ -300,7 +305,7 @@ TEST(FleetViewTest, InProcessRegistriesGiveTheSameView) {
   EXPECT_EQ(v.targets[0].roles, "actor");
   // And through the text form, as `zf top` sees it.
   const FleetView text =
-      ComputeFleetView(before, {TargetFromText("run", registry->Serialize())}, 2);
+      ComputeFleetView(before, {TargetFromText("run", metrics::TextExposition(*registry))}, 2);
   EXPECT_DOUBLE_EQ(text.games_per_second, 3);
 }
 

@@ -124,9 +124,9 @@ absl::Status Authorize(const grpc::AuthContext& context, absl::string_view metho
 
 namespace {
 
-metrics::Family<metrics::Counter>* RegisterDeniedCalls(metrics::Registry* registry) {
+prometheus::Family<prometheus::Counter>* RegisterDeniedCalls(prometheus::Registry* registry) {
   if (registry == nullptr) return nullptr;
-  return &metrics::BuildCounter()
+  return &prometheus::BuildCounter()
               .Name("zf_grpc_server_calls_denied_total")
               .Help(
                   "Calls refused with PERMISSION_DENIED by the per-role authorization policy, by "
@@ -137,7 +137,7 @@ metrics::Family<metrics::Counter>* RegisterDeniedCalls(metrics::Registry* regist
 
 }  // namespace
 
-ServerAuthorization::ServerAuthorization(metrics::Registry* registry)
+ServerAuthorization::ServerAuthorization(prometheus::Registry* registry)
     : denied_(RegisterDeniedCalls(registry)) {}
 
 grpc::Status ServerAuthorization::Process(const InputMetadata& auth_metadata,

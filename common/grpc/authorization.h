@@ -20,9 +20,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "common/metrics/registry.h"
 #include "grpcpp/security/auth_context.h"
 #include "grpcpp/security/auth_metadata_processor.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
 
 namespace zf::grpc_util {
 
@@ -57,7 +61,7 @@ absl::Status Authorize(const grpc::AuthContext& context, absl::string_view metho
 // is registered once, at construction).
 class ServerAuthorization : public grpc::AuthMetadataProcessor {
  public:
-  explicit ServerAuthorization(metrics::Registry* registry);
+  explicit ServerAuthorization(prometheus::Registry* registry);
 
   // Runs inline in gRPC's filter: a table lookup, never blocks.
   bool IsBlocking() const override { return false; }
@@ -66,7 +70,7 @@ class ServerAuthorization : public grpc::AuthMetadataProcessor {
                        OutputMetadata* response_metadata) override;
 
  private:
-  metrics::Family<metrics::Counter>* const denied_;  // null without a registry
+  prometheus::Family<prometheus::Counter>* const denied_;  // null without a registry
 };
 
 }  // namespace zf::grpc_util

@@ -98,7 +98,7 @@ bool IsLoopbackAddress(const std::string& address) {
 absl::StatusOr<std::unique_ptr<grpc::Server>> StartServer(const std::string& address,
                                                           const WireSettings& settings,
                                                           grpc::ServerBuilder* builder, int* port,
-                                                          metrics::Registry* registry) {
+                                                          prometheus::Registry* registry) {
   absl::Status valid = CheckAddress(address);
   if (!valid.ok()) return valid;
   if (settings.server_memory_bytes <= settings.max_message_bytes) {

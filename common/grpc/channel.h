@@ -17,8 +17,12 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/grpc/tls.h"
-#include "common/metrics/registry.h"
 #include "grpcpp/grpcpp.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
 
 namespace zf::grpc_util {
 
@@ -84,7 +88,7 @@ void ApplyServerSettings(const WireSettings& settings, grpc::ServerBuilder* buil
 absl::StatusOr<std::unique_ptr<grpc::Server>> StartServer(const std::string& address,
                                                           const WireSettings& settings,
                                                           grpc::ServerBuilder* builder, int* port,
-                                                          metrics::Registry* registry = nullptr);
+                                                          prometheus::Registry* registry = nullptr);
 
 // True for addresses only this host can reach: 127.0.0.0/8, localhost, [::1], unix: sockets.
 bool IsLoopbackAddress(const std::string& address);

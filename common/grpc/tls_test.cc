@@ -17,6 +17,7 @@
 #include "common/grpc/channel.h"
 #include "common/grpc/status.h"
 #include "common/logging.h"
+#include "common/metrics/exposition.h"
 #include "common/testing/scratch_dir.h"
 #include "common/testing/status_matchers.h"
 #include "common/testing/subprocess.h"
@@ -197,14 +198,14 @@ class TlsTest : public ::testing::Test {
   double Denied(const std::string& method, const std::string& role) {
     const std::string needle = absl::StrCat("zf_grpc_server_calls_denied_total{method=\"", method,
                                             "\",role=\"", role, "\"} ");
-    const std::string text = registry_.Serialize();
+    const std::string text = metrics::TextExposition(registry_);
     size_t at = text.find(needle);
     return at == std::string::npos ? 0 : std::atof(text.c_str() + at + needle.size());
   }
 
   CountingReplay replay_;
   CountingModelService model_;
-  metrics::Registry registry_;
+  prometheus::Registry registry_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   int connections_ = 0;

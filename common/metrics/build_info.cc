@@ -3,7 +3,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/logging.h"
-#include "common/metrics/gauge.h"
+#include "prometheus/gauge.h"
 
 #ifndef ZF_BUILD_VERSION
 #define ZF_BUILD_VERSION "unknown"
@@ -16,9 +16,9 @@ const std::string& BuildVersion() {
   return *version;
 }
 
-void RegisterBuildInfo(Registry& registry, const std::string& component) {
+void RegisterBuildInfo(prometheus::Registry& registry, const std::string& component) {
   ZF_CHECK(!component.empty()) << "RegisterBuildInfo: empty component";
-  BuildGauge()
+  prometheus::BuildGauge()
       .Name("zf_build_info")
       .Help("zerofleet build that this process runs (value is always 1).")
       .Register(registry)
@@ -26,7 +26,7 @@ void RegisterBuildInfo(Registry& registry, const std::string& component) {
       .Set(1);
   // The first registration is at start-up; a restart shows as a change of this value.
   static const double start_time = absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch());
-  BuildGauge()
+  prometheus::BuildGauge()
       .Name("zf_process_start_time_seconds")
       .Help("When this process started, in seconds since the Unix epoch (a change is a restart).")
       .Register(registry)

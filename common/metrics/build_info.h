@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "common/metrics/registry.h"
+#include "prometheus/registry.h"
 
 namespace zf::metrics {
 
@@ -20,7 +20,7 @@ const std::string& BuildVersion();
 // Registers zf_build_info{component, version} = 1 in `registry`, and
 // zf_process_start_time_seconds (when this process first called this function, Unix seconds).
 // `component` names the process role ("inference", "replay", "actor", "learner"); it must be
-// non-empty (ZF_CHECK). Idempotent for the same component. Thread-safe (Registry is).
-void RegisterBuildInfo(Registry& registry, const std::string& component);
+// non-empty (ZF_CHECK). Idempotent for the same component. Thread-safe (prometheus::Registry is).
+void RegisterBuildInfo(prometheus::Registry& registry, const std::string& component);
 
 }  // namespace zf::metrics

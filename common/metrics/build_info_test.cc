@@ -4,12 +4,14 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/metrics/exposition.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace zf::metrics {
 namespace {
 
+using ::prometheus::Registry;
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
 
@@ -23,7 +25,7 @@ TEST(BuildInfoTest, RegistersOneGaugePerComponent) {
   RegisterBuildInfo(registry, "inference");
   RegisterBuildInfo(registry, "inference");  // idempotent
   RegisterBuildInfo(registry, "replay");
-  const std::string text = registry.Serialize();
+  const std::string text = TextExposition(registry);
   EXPECT_THAT(text, HasSubstr("# TYPE zf_build_info gauge\n"));
   EXPECT_THAT(text, HasSubstr(absl::StrCat("zf_build_info{component=\"inference\",version=\"",
                                            BuildVersion(), "\"} 1\n")));
@@ -35,14 +37,14 @@ TEST(BuildInfoTest, ExportsTheProcessStartTimeOncePerProcess) {
   Registry a, b;
   RegisterBuildInfo(a, "actor");
   RegisterBuildInfo(b, "learner");
-  const std::string text = a.Serialize();
+  const std::string text = TextExposition(a);
   EXPECT_THAT(text, HasSubstr("# TYPE zf_process_start_time_seconds gauge\n"));
   const size_t at = text.find("\nzf_process_start_time_seconds ");
   ASSERT_NE(at, std::string::npos) << text;
   const double seconds = std::stod(text.substr(at + 31));
   EXPECT_GT(seconds, 1.7e9);  // after 2023: a Unix time, not an uptime
   // Every registry of the process reports the same start.
-  EXPECT_THAT(b.Serialize(), HasSubstr(text.substr(at + 1, text.find('\n', at + 1) - at)));
+  EXPECT_THAT(TextExposition(b), HasSubstr(text.substr(at + 1, text.find('\n', at + 1) - at)));
 }
 
 TEST(BuildInfoDeathTest, EmptyComponentIsABug) {

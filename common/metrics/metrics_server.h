@@ -1,26 +1,29 @@
 // MetricsServer: serves the registries of one process over HTTP for Prometheus to scrape.
 //
-//   GET /metrics   200, Content-Type "text/plain; version=0.0.4; charset=utf-8", the merged
-//                  exposition of every registry (see CollectAll in registry.h)
-//   GET /          200, a short HTML page linking /metrics
-//   anything else  404 (text/plain); a method other than GET or HEAD on the two paths above: 405
+//   GET /metrics   200, Content-Type "text/plain; version=0.0.4", the merged exposition of every
+//                  registry (CollectAll and TextExposition in exposition.h)
+//   other paths    404 (the Exposer also serves /metricsANYTHING: civetweb matches prefixes)
 //
-// Built on cpp-httplib (Debian's libcpp-httplib-dev). It replaced civetweb because Debian's
-// civetweb creates its threads with a fixed 100 KiB stack (USE_STACK_SIZE=102400), and glibc
-// carves static TLS out of that stack: `zf` (LibTorch + OpenBLAS + glog) has 106 KiB of static
-// TLS (PT_TLS summed over its libraries), so pthread_create failed with EINVAL ("Cannot create
-// threads"). The server's threads are plain std::threads with the default (RLIMIT_STACK) stack.
+// Two HTTP servers can carry it (Options::backend), and by default the process picks:
+//   - prometheus-cpp's Exposer (prometheus-cpp-pull, on civetweb), wherever it can start. It adds
+//     its own exposer_* self-metrics (bytes sent, scrapes, latency) to the page and compresses
+//     for clients that ask for gzip.
+//   - cpp-httplib (Debian's libcpp-httplib-dev) in processes that load LibTorch (`zf-torch`: the
+//     inference server, the learner, the evaluator, `zf run`). Debian's civetweb creates its
+//     threads with a fixed 100 KiB stack (USE_STACK_SIZE=102400) and glibc carves a thread's
+//     static TLS out of its stack: LibTorch + OpenBLAS + glog bring about 106 KiB of it, so every
+//     pthread_create fails with EINVAL and the Exposer throws ("null context when constructing
+//     CivetServer"). kAuto measures the process's static TLS (ProcessStaticTlsBytes) and takes
+//     cpp-httplib above kExposerStaticTlsLimitBytes. Its threads are std::threads with the
+//     default (RLIMIT_STACK) stack; keep-alive is off (one request per connection).
+// Either way a client that sends (or reads) nothing for 10 s loses its worker thread, and
+// SIGPIPE is set to SIG_IGN for the process (a client closing early must not kill it; gRPC does
+// the same). Neither writes to stderr.
 //
-// cpp-httplib writes nothing to stderr; access logging is off. Its sends do not pass
-// MSG_NOSIGNAL, so starting a server sets SIGPIPE to SIG_IGN for the process (a client closing
-// early must not kill it; gRPC does the same); SIGCHLD is left alone. Keep-alive is off: each
-// connection carries one request.
-//
-// Thread-safe. The server owns one listener thread (accept loop) and `num_threads` worker threads
-// that answer requests; the destructor stops the listener and joins all of them. A client that
-// sends nothing (or reads nothing) for 10 s loses its worker thread (read and write timeouts), so
-// a slow client cannot block the server forever. Collecting a scrape takes registry mutexes only
-// briefly and no lock is held while writing to a socket.
+// Thread-safe. The server owns its threads (cpp-httplib: a listener and `num_threads` workers;
+// civetweb: its master and `num_threads` workers); the destructor stops and joins them.
+// Collecting a scrape takes registry mutexes only briefly and no lock is held while writing to a
+// socket.
 #pragma once
 
 #include <memory>
@@ -32,17 +35,35 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
-#include "common/metrics/registry.h"
 #include "common/thread.h"
+#include "prometheus/registry.h"
 
 namespace httplib {
 class Server;
 }
+namespace prometheus {
+class Exposer;
+}
 
 namespace zf::metrics {
 
+// Above this much static TLS, civetweb's 100 KiB thread stacks leave too little room to run in
+// (measured 2026-12-04, PT_TLS of each binary and every library ldd lists: `zf` 476 bytes,
+// `zf-torch` 108,590, of which OpenBLAS 60 KiB, glog 29.8 KiB, libtorch_cpu 9.6 KiB).
+inline constexpr size_t kExposerStaticTlsLimitBytes = 64 * 1024;
+
+// The static TLS of every object loaded in this process (sum of PT_TLS segment sizes, each
+// rounded up to its alignment), as dl_iterate_phdr reports them. Thread-safe.
+size_t ProcessStaticTlsBytes();
+
 class MetricsServer {
  public:
+  enum class Backend {
+    kAuto,  // kPrometheusExposer if ProcessStaticTlsBytes() <= kExposerStaticTlsLimitBytes
+    kPrometheusExposer,  // prometheus::Exposer (civetweb)
+    kHttplib,            // cpp-httplib
+  };
+
   struct Options {
     // "HOST:PORT". HOST is an IPv4 address ("0.0.0.0" for every interface, "127.0.0.1" for
     // loopback only) or "localhost" (= 127.0.0.1); IPv6 is not supported. PORT is 0..65535; 0 asks
@@ -51,6 +72,7 @@ class MetricsServer {
     // Worker threads, 1..64. Scrapes are rare and cheap; 2 lets a slow client not block
     // Prometheus.
     int num_threads = 2;
+    Backend backend = Backend::kAuto;
 
     // Returns: OK; InvalidArgument naming the field and the offending value.
     absl::Status Validate() const;
@@ -59,9 +81,10 @@ class MetricsServer {
   // Starts serving `registries` (null entries are ignored). Returns once the port is listening.
   // Returns: InvalidArgument for bad options (malformed address, thread count);
   //          Unavailable when the address cannot be bound (port taken, address not local), with
-  //            the address and the reason (strerror of bind) in the message.
+  //            the address and the reason (strerror of bind) in the message, or when the
+  //            Exposer asked for by name cannot start its threads.
   static absl::StatusOr<std::unique_ptr<MetricsServer>> Create(
-      Options options, std::vector<std::shared_ptr<Registry>> registries);
+      Options options, std::vector<std::shared_ptr<prometheus::Registry>> registries);
 
   // Stops accepting, waits for requests in progress to finish, joins the server's threads.
   // Blocks for milliseconds (a request in progress can hold it up to the 10 s read/write timeout).
@@ -70,6 +93,9 @@ class MetricsServer {
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
 
+  // The HTTP server that runs (never kAuto).
+  Backend backend() const { return backend_; }
+
   // The port actually bound (the kernel's choice when the address asked for port 0).
   int port() const { return port_; }
 
@@ -77,20 +103,30 @@ class MetricsServer {
   const std::string& address() const { return address_; }
 
   // Adds a registry to those served; it appears from the next scrape on. Null is ignored.
-  void AddRegistry(std::shared_ptr<Registry> registry) ABSL_LOCKS_EXCLUDED(mu_);
+  void AddRegistry(std::shared_ptr<prometheus::Registry> registry) ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Returns the body that GET /metrics serves now.
+  // Returns the exposition of the registries, as GET /metrics serves it now (without the
+  // Exposer's own exposer_* families).
   std::string Scrape() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  explicit MetricsServer(std::vector<std::shared_ptr<Registry>> registries);
+  class Collector;  // the prometheus::Collectable the Exposer serves: CollectAll(registries_)
 
-  absl::Status Start(const Options& options);
+  explicit MetricsServer(std::vector<std::shared_ptr<prometheus::Registry>> registries);
+
+  std::vector<std::shared_ptr<prometheus::Registry>> Registries() const ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status StartExposer(const Options& options);
+  absl::Status StartHttplib(const Options& options);
 
   mutable absl::Mutex mu_;
-  std::vector<std::shared_ptr<Registry>> registries_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<prometheus::Registry>> registries_ ABSL_GUARDED_BY(mu_);
+  Backend backend_ = Backend::kAuto;
 
-  // Set once by Start() before the listener thread starts; cpp-httplib synchronizes itself.
+  // kPrometheusExposer: set once by StartExposer(); the Exposer holds collector_ weakly.
+  std::shared_ptr<Collector> collector_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  // kHttplib: set once by StartHttplib() before the listener thread starts; cpp-httplib
+  // synchronizes itself.
   std::unique_ptr<httplib::Server> http_;
   std::unique_ptr<Thread> listener_;  // runs http_->listen_after_bind(); joined by the destructor
   std::unique_ptr<absl::Notification> listener_done_;

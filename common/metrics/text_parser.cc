@@ -12,11 +12,14 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "common/metrics/check_names.h"
+#include "prometheus/check_names.h"
 
 namespace zf::metrics {
 namespace {
 
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
 using Label = ClientMetric::Label;
 
 bool IsNameStart(char c) { return absl::ascii_isalpha(c) || c == '_' || c == ':'; }
@@ -91,7 +94,7 @@ std::string ParseSample(absl::string_view line, Sample* sample) {
       while (i < line.size() && IsNameChar(line[i])) ++i;
       Label label;
       label.name = std::string(line.substr(name_begin, i - name_begin));
-      if (!IsValidLabelName(label.name)) {
+      if (!prometheus::CheckLabelName(std::string(label.name))) {
         return absl::StrCat("bad label name \"", label.name, "\"");
       }
       SkipBlanks(line, &i);
@@ -171,7 +174,7 @@ class Parser {
 
   std::vector<MetricFamily> Finish() {
     for (size_t f = 0; f < families_.size(); ++f) {
-      if (families_[f].type != MetricType::kHistogram) continue;
+      if (families_[f].type != MetricType::Histogram) continue;
       for (size_t s = 0; s < families_[f].metric.size(); ++s) {
         ClientMetric::Histogram& h = families_[f].metric[s].histogram;
         std::stable_sort(h.bucket.begin(), h.bucket.end(),
@@ -197,7 +200,8 @@ class Parser {
       return absl::OkStatus();  // an ordinary comment
     }
     const std::string name(parts[2]);
-    if (!IsValidMetricName(name)) return Error(absl::StrCat("bad metric name \"", name, "\""));
+    if (!prometheus::CheckMetricName(std::string(name)))
+      return Error(absl::StrCat("bad metric name \"", name, "\""));
     const absl::string_view rest = parts.size() > 3 ? parts[3] : absl::string_view();
     if (parts[1] == "HELP") {
       help_[name] = UnescapeHelp(rest);
@@ -210,13 +214,13 @@ class Parser {
     }
     MetricType parsed;
     if (type == "counter") {
-      parsed = MetricType::kCounter;
+      parsed = MetricType::Counter;
     } else if (type == "gauge") {
-      parsed = MetricType::kGauge;
+      parsed = MetricType::Gauge;
     } else if (type == "histogram") {
-      parsed = MetricType::kHistogram;
+      parsed = MetricType::Histogram;
     } else if (type == "untyped" || type == "summary") {
-      parsed = MetricType::kUntyped;
+      parsed = MetricType::Untyped;
     } else {
       return Error(absl::StrCat("unknown type \"", type, "\" for \"", name, "\""));
     }
@@ -249,7 +253,7 @@ class Parser {
   }
 
   absl::Status AddSample(Sample sample) {
-    if (!IsValidMetricName(sample.name)) {
+    if (!prometheus::CheckMetricName(std::string(sample.name))) {
       return Error(absl::StrCat("bad metric name \"", sample.name, "\""));
     }
     size_t series_index;
@@ -258,8 +262,8 @@ class Parser {
       if (!absl::EndsWith(sample.name, suffix)) continue;
       const std::string base = sample.name.substr(0, sample.name.size() - suffix.size());
       auto declared = declared_.find(base);
-      if (declared == declared_.end() || declared->second != MetricType::kHistogram) continue;
-      const size_t family = FamilyIndex(base, MetricType::kHistogram);
+      if (declared == declared_.end() || declared->second != MetricType::Histogram) continue;
+      const size_t family = FamilyIndex(base, MetricType::Histogram);
       if (suffix == "_bucket") {
         auto le = std::find_if(sample.labels.begin(), sample.labels.end(),
                                [](const Label& l) { return l.name == "le"; });
@@ -283,8 +287,8 @@ class Parser {
       return absl::OkStatus();
     }
     auto declared = declared_.find(sample.name);
-    MetricType type = MetricType::kUntyped;
-    if (declared != declared_.end() && declared->second != MetricType::kHistogram) {
+    MetricType type = MetricType::Untyped;
+    if (declared != declared_.end() && declared->second != MetricType::Histogram) {
       type = declared->second;
     } else if (declared != declared_.end()) {
       return Error(
@@ -293,10 +297,10 @@ class Parser {
     const size_t family = FamilyIndex(sample.name, type);
     ClientMetric& metric = Series(family, sample.labels, &series_index);
     switch (families_[family].type) {
-      case MetricType::kCounter:
+      case MetricType::Counter:
         metric.counter.value = sample.value;
         break;
-      case MetricType::kGauge:
+      case MetricType::Gauge:
         metric.gauge.value = sample.value;
         break;
       default:
@@ -317,7 +321,7 @@ class Parser {
 
 }  // namespace
 
-absl::StatusOr<std::vector<MetricFamily>> ParseText(absl::string_view text) {
+absl::StatusOr<std::vector<prometheus::MetricFamily>> ParseText(absl::string_view text) {
   Parser parser;
   int number = 0;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {

@@ -1,5 +1,5 @@
 // Reads the Prometheus text exposition format 0.0.4 back into MetricFamily snapshots: the inverse
-// of TextSerializer (text_serializer.h), for tools that scrape /metrics (`zf top`).
+// of prometheus-cpp's TextSerializer (exposition.h), for tools that scrape /metrics (`zf top`).
 //
 // Accepted, as Prometheus accepts it:
 //   # HELP <name> <help, \\ and \n unescaped>
@@ -26,7 +26,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "common/metrics/metric_family.h"
+#include "prometheus/metric_family.h"
 
 namespace zf::metrics {
 
@@ -35,6 +35,6 @@ namespace zf::metrics {
 //          (a malformed sample, label set, value or TYPE line, an unknown type, a histogram
 //          bucket without an "le" label or with an unparsable one, a TYPE after that family's
 //          samples, a sample name that breaks the metric-name rules).
-absl::StatusOr<std::vector<MetricFamily>> ParseText(absl::string_view text);
+absl::StatusOr<std::vector<prometheus::MetricFamily>> ParseText(absl::string_view text);
 
 }  // namespace zf::metrics

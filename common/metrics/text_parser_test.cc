@@ -5,15 +5,27 @@
 #include <string>
 #include <vector>
 
-#include "common/metrics/registry.h"
-#include "common/metrics/text_serializer.h"
+#include "common/metrics/exposition.h"
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
 
 namespace zf::metrics {
 namespace {
 
+using ::prometheus::BuildCounter;
+using ::prometheus::BuildGauge;
+using ::prometheus::BuildHistogram;
+using ::prometheus::ClientMetric;
+using ::prometheus::Histogram;
+using ::prometheus::MetricFamily;
+using ::prometheus::MetricType;
+using ::prometheus::Registry;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::zf::testing::StatusIs;
@@ -26,24 +38,27 @@ const MetricFamily* Find(const std::vector<MetricFamily>& families, const std::s
 }
 
 TEST(TextParserTest, ReadsBackWhatTheSerializerWrites) {
-  Registry registry;
-  auto& requests =
-      BuildCounter().Name("zf_test_requests_total").Help("Requests\nby \\code.").Register(registry);
+  auto registry = std::make_shared<Registry>();
+  auto& requests = BuildCounter()
+                       .Name("zf_test_requests_total")
+                       .Help("Requests\nby \\code.")
+                       .Register(*registry);
   requests.Add({{"code", "ok"}}).Increment(7);
   requests.Add({{"code", "say \"no\"\n"}}).Increment(2);
-  BuildGauge().Name("zf_test_version").Help("Version.").Register(registry).Add({}).Set(-1.5);
+  BuildGauge().Name("zf_test_version").Help("Version.").Register(*registry).Add({}).Set(-1.5);
   Histogram& latency = BuildHistogram()
                            .Name("zf_test_latency_seconds")
                            .Help("Latency.")
                            .Labels({{"shard", "0"}})
-                           .Register(registry)
-                           .Add({}, {0.1, 1.0});
+                           .Register(*registry)
+                           .Add({}, Histogram::BucketBoundaries{0.1, 1.0});
   latency.Observe(0.05);
   latency.Observe(0.5);
   latency.Observe(5);
-  const std::vector<MetricFamily> expected = registry.Collect();
+  const std::vector<std::shared_ptr<Registry>> registries = {registry};
+  const std::vector<MetricFamily> expected = CollectAll(registries);
 
-  ASSERT_OK_AND_ASSIGN(std::vector<MetricFamily> parsed, ParseText(registry.Serialize()));
+  ASSERT_OK_AND_ASSIGN(std::vector<MetricFamily> parsed, ParseText(TextExposition(expected)));
   ASSERT_EQ(parsed.size(), expected.size());
   for (size_t f = 0; f < parsed.size(); ++f) {
     SCOPED_TRACE(expected[f].name);
@@ -101,20 +116,20 @@ TEST(TextParserTest, HandWrittenExposition) {
   EXPECT_THAT(names, ElementsAre("c", "untyped_one", "g", "s", "s_sum", "s_count", "h"));
 
   const MetricFamily& c = parsed[0];
-  EXPECT_EQ(c.type, MetricType::kCounter);
+  EXPECT_EQ(c.type, MetricType::Counter);
   ASSERT_EQ(c.metric.size(), 2u);
   ASSERT_EQ(c.metric[0].label.size(), 2u);
   EXPECT_EQ(c.metric[0].label[0].name, "a");  // sorted by name
   EXPECT_EQ(c.metric[0].counter.value, 3);
   EXPECT_TRUE(std::isinf(c.metric[1].counter.value));
-  EXPECT_EQ(parsed[1].type, MetricType::kUntyped);
+  EXPECT_EQ(parsed[1].type, MetricType::Untyped);
   EXPECT_EQ(parsed[1].metric[0].untyped.value, -1500);
   EXPECT_TRUE(std::isnan(parsed[2].metric[0].gauge.value));
-  EXPECT_EQ(parsed[3].type, MetricType::kUntyped);
+  EXPECT_EQ(parsed[3].type, MetricType::Untyped);
   EXPECT_EQ(parsed[5].metric[0].untyped.value, 4);
 
   const MetricFamily& h = parsed[6];
-  EXPECT_EQ(h.type, MetricType::kHistogram);
+  EXPECT_EQ(h.type, MetricType::Histogram);
   ASSERT_EQ(h.metric.size(), 1u);
   ASSERT_EQ(h.metric[0].histogram.bucket.size(), 2u);
   EXPECT_EQ(h.metric[0].histogram.bucket[0].upper_bound, 0.5);

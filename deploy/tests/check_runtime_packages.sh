@@ -30,7 +30,7 @@ check() {
     fi
   done
 }
-common="libabsl20220623 libgrpc++1.51 libprotobuf32 libcpp-httplib0.11 zlib1g"
+common="libabsl20220623 libgrpc++1.51 libprotobuf32 libcpp-httplib0.11 libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 zlib1g"
 build_only='.*-dev'
 check "$zf" "$common" "$build_only libtorch.* libopenblas.* libc10.*"
 check "$zf_torch" "$common libtorch1.13 libssl3" "$build_only"

@@ -184,16 +184,16 @@ absl::StatusOr<std::unique_ptr<RemoteEvaluatorClient>> RemoteEvaluatorClient::Cr
   const std::vector<TargetEntry> entries = *ParseTarget(options.target);
   std::unique_ptr<RemoteEvaluatorClient> client(new RemoteEvaluatorClient(std::move(options)));
   RemoteEvaluatorClient* raw = client.get();
-  if (metrics::Registry* registry = client->options_.metrics; registry != nullptr) {
+  if (prometheus::Registry* registry = client->options_.metrics; registry != nullptr) {
     client->moved_counter_ =
-        &metrics::BuildCounter()
+        &prometheus::BuildCounter()
              .Name("zf_inference_client_requests_moved_total")
              .Help(
                  "Evaluation requests sent again to another inference server because theirs "
                  "died, drained or stopped answering.")
              .Register(*registry)
              .Add({});
-    auto& servers = metrics::BuildGauge()
+    auto& servers = prometheus::BuildGauge()
                         .Name("zf_inference_client_servers")
                         .Help(
                             "Inference servers this client knows, by state: usable (stream "

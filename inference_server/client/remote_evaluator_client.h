@@ -70,10 +70,12 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/grpc/channel.h"
-#include "common/metrics/counter.h"
-#include "common/metrics/gauge.h"
-#include "common/metrics/registry.h"
 #include "common/thread.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
 #include "proto/zerofleet/v1/inference.grpc.pb.h"
 
 namespace zf::inference {
@@ -114,7 +116,7 @@ class RemoteEvaluatorClient {
     absl::Duration resolve_interval = absl::Seconds(5);
     // Where the client's metrics go (zf_inference_client_*: requests moved, servers by state);
     // none when null. Must outlive the client.
-    metrics::Registry* metrics = nullptr;
+    prometheus::Registry* metrics = nullptr;
 
     // Returns: InvalidArgument naming the bad field.
     absl::Status Validate() const;
@@ -253,10 +255,10 @@ class RemoteEvaluatorClient {
   std::vector<std::unique_ptr<Link>> retired_ ABSL_GUARDED_BY(mu_);  // joined by Close
   int64_t requests_moved_ ABSL_GUARDED_BY(mu_) = 0;
   // Null without Options::metrics.
-  metrics::Counter* moved_counter_ = nullptr;
-  metrics::Gauge* servers_usable_ = nullptr;
-  metrics::Gauge* servers_stalled_ = nullptr;
-  metrics::Gauge* servers_down_ = nullptr;
+  prometheus::Counter* moved_counter_ = nullptr;
+  prometheus::Gauge* servers_usable_ = nullptr;
+  prometheus::Gauge* servers_stalled_ = nullptr;
+  prometheus::Gauge* servers_down_ = nullptr;
   int64_t streams_opened_ ABSL_GUARDED_BY(mu_) = 0;
   size_t next_tie_ ABSL_GUARDED_BY(mu_) = 0;
   std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_);

@@ -15,6 +15,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/metrics/exposition.h"
 #include "common/testing/status_matchers.h"
 #include "common/testing/wait.h"
 #include "common/thread.h"
@@ -56,7 +57,7 @@ std::unique_ptr<InferenceServer> StartServer(std::shared_ptr<Backend> backend,
 
 std::unique_ptr<RemoteEvaluatorClient> Client(const std::string& target, ModelSpec spec = kSpec,
                                               absl::Duration stall_timeout = absl::Seconds(1),
-                                              metrics::Registry* registry = nullptr) {
+                                              prometheus::Registry* registry = nullptr) {
   RemoteEvaluatorClient::Options options;
   options.target = target;
   options.metrics = registry;
@@ -435,7 +436,7 @@ TEST(RemoteEvaluatorClientTest, AServerThatStopsAnsweringIsLeftForTheOthers) {
   ASSERT_NE(stuck, nullptr);
   ASSERT_NE(healthy, nullptr);
   stuck_backend->PauseRuns();  // accepts requests and never answers: a stopped process
-  metrics::Registry registry;
+  prometheus::Registry registry;
   auto client =
       Client(absl::StrCat("127.0.0.1:", stuck->port(), ",127.0.0.1:", healthy->port()), kSpec,
              /*stall_timeout=*/absl::Milliseconds(200), &registry);
@@ -455,14 +456,14 @@ TEST(RemoteEvaluatorClientTest, AServerThatStopsAnsweringIsLeftForTheOthers) {
   EXPECT_GT(client->requests_moved(), 0);
   EXPECT_LT(absl::Now() - start, absl::Seconds(30));
   // The metrics say the same: every move counted, one server stalled and one usable.
-  const std::string text = registry.Serialize();
+  const std::string text = metrics::TextExposition(registry);
   EXPECT_THAT(text, ::testing::HasSubstr(absl::StrCat("zf_inference_client_requests_moved_total ",
                                                       client->requests_moved())));
   EXPECT_TRUE(testing::WaitFor([&] {
-    const std::string now = registry.Serialize();
+    const std::string now = metrics::TextExposition(registry);
     return absl::StrContains(now, "zf_inference_client_servers{state=\"stalled\"} 1") &&
            absl::StrContains(now, "zf_inference_client_servers{state=\"usable\"} 1");
-  })) << registry.Serialize();
+  })) << metrics::TextExposition(registry);
   stuck_backend->ResumeRuns();
 }
 

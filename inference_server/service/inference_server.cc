@@ -15,7 +15,7 @@ absl::StatusOr<std::unique_ptr<InferenceServer>> InferenceServer::Create(Options
   }
   std::unique_ptr<InferenceServer> server(new InferenceServer(std::move(options)));
   Options& o = server->options_;
-  server->registry_ = o.registry != nullptr ? o.registry : std::make_shared<metrics::Registry>();
+  server->registry_ = o.registry != nullptr ? o.registry : std::make_shared<prometheus::Registry>();
 
   Batcher::Options batcher = o.batcher;
   batcher.backend = o.backend;

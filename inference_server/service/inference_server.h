@@ -36,11 +36,15 @@
 #include "absl/time/time.h"
 #include "common/grpc/channel.h"
 #include "common/metrics/metrics_server.h"
-#include "common/metrics/registry.h"
 #include "grpcpp/grpcpp.h"
 #include "inference_server/backend.h"
 #include "inference_server/batcher.h"
 #include "inference_server/service/inference_service.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
 
 namespace zf::inference {
 
@@ -70,7 +74,7 @@ class InferenceServer {
     // "HOST:PORT" for Prometheus /metrics; empty for none.
     std::string metrics_listen;
     // Where metrics go; default (null): a registry of the server's own.
-    std::shared_ptr<metrics::Registry> registry;
+    std::shared_ptr<prometheus::Registry> registry;
     grpc_util::WireSettings wire;
   };
 
@@ -112,7 +116,7 @@ class InferenceServer {
   bool serving() const ABSL_LOCKS_EXCLUDED(mu_);
   Batcher& batcher() { return *batcher_; }
   InferenceService& service() { return *service_; }
-  metrics::Registry& registry() { return *registry_; }
+  prometheus::Registry& registry() { return *registry_; }
 
  private:
   explicit InferenceServer(Options options) : options_(std::move(options)) {}
@@ -123,7 +127,7 @@ class InferenceServer {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(reload_mu_);
 
   Options options_;
-  std::shared_ptr<metrics::Registry> registry_;
+  std::shared_ptr<prometheus::Registry> registry_;
   std::unique_ptr<Batcher> batcher_;
   std::unique_ptr<InferenceService> service_;
   std::unique_ptr<grpc::Server> server_;

@@ -70,32 +70,32 @@ absl::StatusOr<int> ValidatePlanes(const zerofleet::v1::Tensor& planes, const Mo
 }
 
 struct InferenceService::Metrics {
-  explicit Metrics(metrics::Registry& registry)
-      : open_streams(metrics::BuildGauge()
+  explicit Metrics(prometheus::Registry& registry)
+      : open_streams(prometheus::BuildGauge()
                          .Name("zf_inference_open_streams")
                          .Help("Evaluate streams open now.")
                          .Register(registry)
                          .Add({})),
-        streams(metrics::BuildCounter()
+        streams(prometheus::BuildCounter()
                     .Name("zf_inference_streams_total")
                     .Help("Evaluate streams opened.")
                     .Register(registry)
                     .Add({})),
-        invalid(metrics::BuildCounter()
+        invalid(prometheus::BuildCounter()
                     .Name("zf_inference_requests_total")
                     .Help("Inference requests finished, by status code (rejections included).")
                     .Register(registry)
                     .Add({{"code", "invalid_argument"}})),
-        dropped(metrics::BuildCounter()
+        dropped(prometheus::BuildCounter()
                     .Name("zf_inference_responses_dropped_total")
                     .Help("Answers computed for an Evaluate stream that had already ended.")
                     .Register(registry)
                     .Add({})) {}
 
-  metrics::Gauge& open_streams;
-  metrics::Counter& streams;
-  metrics::Counter& invalid;
-  metrics::Counter& dropped;
+  prometheus::Gauge& open_streams;
+  prometheus::Counter& streams;
+  prometheus::Counter& invalid;
+  prometheus::Counter& dropped;
 };
 
 // One Evaluate stream. Owns itself (self_) from creation until gRPC's OnDone; the batcher's

@@ -53,9 +53,13 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "common/metrics/registry.h"
 #include "inference_server/backend.h"
 #include "inference_server/batcher.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
 #include "proto/zerofleet/v1/inference.grpc.pb.h"
 
 namespace zf::inference {
@@ -82,7 +86,7 @@ class InferenceService final : public zerofleet::v1::Inference::CallbackService 
     // reading. At least 1.
     int max_in_flight_per_stream = 256;
     // Not owned; nullptr exports no metrics. Must outlive the service.
-    metrics::Registry* registry = nullptr;
+    prometheus::Registry* registry = nullptr;
 
     // Returns: InvalidArgument naming the bad field.
     absl::Status Validate() const;

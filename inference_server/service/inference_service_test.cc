@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/grpc/channel.h"
+#include "common/metrics/exposition.h"
 #include "common/testing/status_matchers.h"
 #include "common/testing/wait.h"
 #include "common/thread.h"
@@ -175,7 +176,8 @@ TEST(InferenceServiceTest, ManyStreamsGetTheirOwnAnswers) {
       ExpectCorrectAnswer(r, answers[s][r.request_id()]);
     }
   }
-  EXPECT_THAT(server->registry().Serialize(), HasSubstr("zf_inference_streams_total 16"));
+  EXPECT_THAT(metrics::TextExposition(server->registry()),
+              HasSubstr("zf_inference_streams_total 16"));
 }
 
 TEST(InferenceServiceTest, BadInputIsAnsweredInvalidArgumentAndTheStreamGoesOn) {
@@ -231,7 +233,7 @@ TEST(InferenceServiceTest, BadInputIsAnsweredInvalidArgumentAndTheStreamGoesOn) 
       ExpectCorrectAnswer(req, a);
     }
   }
-  EXPECT_THAT(server->registry().Serialize(),
+  EXPECT_THAT(metrics::TextExposition(server->registry()),
               HasSubstr(absl::StrCat("zf_inference_requests_total{code=\"invalid_argument\"} ",
                                      bad.size())));
 }

@@ -26,9 +26,13 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/grpc/channel.h"
-#include "common/metrics/registry.h"
 #include "common/thread.h"
 #include "grpcpp/grpcpp.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
 #include "proto/zerofleet/v1/model.grpc.pb.h"
 
 namespace zf::learner {
@@ -42,7 +46,7 @@ class ModelServer {
     int chunk_bytes = 1 << 20;  // 1 KiB .. 16 MiB
     grpc_util::WireSettings wire;
     // Where the server's metrics go (calls denied by mutual TLS authorization); may be null.
-    std::shared_ptr<metrics::Registry> registry;
+    std::shared_ptr<prometheus::Registry> registry;
     // Returns: OK; InvalidArgument naming the bad field.
     absl::Status Validate() const;
   };

@@ -14,7 +14,7 @@
 #include "absl/time/clock.h"
 #include "common/grpc/status.h"
 #include "common/logging.h"
-#include "common/metrics/counter.h"
+#include "prometheus/counter.h"
 
 namespace zf::replay {
 namespace {
@@ -103,19 +103,19 @@ absl::StatusOr<std::unique_ptr<ShardedReplayWriter>> ShardedReplayWriter::Create
   std::unique_ptr<ShardedReplayWriter> writer(new ShardedReplayWriter(std::move(options)));
   const ShardedReplayWriterOptions& o = writer->options_;
   if (o.metrics != nullptr) {
-    auto& acked = metrics::BuildCounter()
+    auto& acked = prometheus::BuildCounter()
                       .Name("zf_replay_writer_acked_games_total")
                       .Help("Games replay acknowledged to this actor, by outcome.")
                       .Register(*o.metrics);
     writer->acked_stored_ = &acked.Add({{"outcome", "stored"}});
     writer->acked_duplicate_ = &acked.Add({{"outcome", "duplicate"}});
     writer->retries_ =
-        &metrics::BuildCounter()
+        &prometheus::BuildCounter()
              .Name("zf_replay_writer_insert_retries_total")
              .Help("Replay Insert calls that failed and are retried after a backoff.")
              .Register(*o.metrics)
              .Add({});
-    writer->rejected_ = &metrics::BuildCounter()
+    writer->rejected_ = &prometheus::BuildCounter()
                              .Name("zf_replay_writer_rejected_games_total")
                              .Help("Games replay refused as invalid (dropped).")
                              .Register(*o.metrics)

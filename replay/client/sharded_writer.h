@@ -46,8 +46,12 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/grpc/channel.h"
-#include "common/metrics/registry.h"
 #include "common/thread.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
 #include "proto/zerofleet/v1/replay.grpc.pb.h"
 
 namespace zf::replay {
@@ -70,7 +74,7 @@ struct ShardedReplayWriterOptions {
   // Not owned; may be null. Exports zf_replay_writer_acked_games_total{outcome="stored"|
   // "duplicate"}, zf_replay_writer_insert_retries_total (failed Insert calls that will be retried)
   // and zf_replay_writer_rejected_games_total (dropped after INVALID_ARGUMENT).
-  metrics::Registry* metrics = nullptr;
+  prometheus::Registry* metrics = nullptr;
 
   // Returns: OK; InvalidArgument naming the bad field.
   absl::Status Validate() const;
@@ -159,10 +163,10 @@ class ShardedReplayWriter {
   int spool_fd_ ABSL_GUARDED_BY(spool_mu_) = -1;
   std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_);
 
-  metrics::Counter* acked_stored_ = nullptr;  // null without options_.metrics
-  metrics::Counter* acked_duplicate_ = nullptr;
-  metrics::Counter* retries_ = nullptr;
-  metrics::Counter* rejected_ = nullptr;
+  prometheus::Counter* acked_stored_ = nullptr;  // null without options_.metrics
+  prometheus::Counter* acked_duplicate_ = nullptr;
+  prometheus::Counter* retries_ = nullptr;
+  prometheus::Counter* rejected_ = nullptr;
 
   std::vector<Thread> threads_;
 };

@@ -38,7 +38,7 @@ absl::Status ReplayServerOptions::Validate() const {
 }
 
 ReplayServer::ReplayServer(ReplayServerOptions options)
-    : options_(std::move(options)), registry_(std::make_shared<metrics::Registry>()) {}
+    : options_(std::move(options)), registry_(std::make_shared<prometheus::Registry>()) {}
 
 absl::StatusOr<std::unique_ptr<ReplayServer>> ReplayServer::Create(ReplayServerOptions options) {
   ZF_RETURN_IF_ERROR(options.Validate());

@@ -22,8 +22,12 @@
 #include "absl/time/time.h"
 #include "common/grpc/channel.h"
 #include "common/metrics/metrics_server.h"
-#include "common/metrics/registry.h"
 #include "grpcpp/grpcpp.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
 #include "replay/service/replay_service.h"
 #include "replay/service/worker_pool.h"
 #include "replay/shard.h"
@@ -78,7 +82,7 @@ class ReplayServer {
   int port() const { return port_; }
   // "" without a metrics endpoint.
   std::string metrics_address() const;
-  const std::shared_ptr<metrics::Registry>& registry() const { return registry_; }
+  const std::shared_ptr<prometheus::Registry>& registry() const { return registry_; }
   // For tests: the shard's core (its stats, table, recovery report).
   const Shard& shard() const { return *shard_; }
 
@@ -86,7 +90,7 @@ class ReplayServer {
   explicit ReplayServer(ReplayServerOptions options);
 
   const ReplayServerOptions options_;
-  std::shared_ptr<metrics::Registry> registry_;
+  std::shared_ptr<prometheus::Registry> registry_;
   std::unique_ptr<WorkerPool> insert_pool_;
   std::unique_ptr<WorkerPool> sample_pool_;
   std::unique_ptr<ReplayService> service_;

@@ -9,7 +9,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/grpc/status.h"
-#include "common/metrics/family.h"
+#include "prometheus/family.h"
 
 namespace zf::replay {
 namespace {
@@ -49,14 +49,14 @@ struct ReplayService::InsertCall {
 };
 
 ReplayService::ReplayService(WorkerPool* insert_pool, WorkerPool* sample_pool,
-                             metrics::Registry* metrics)
+                             prometheus::Registry* metrics)
     : insert_pool_(insert_pool), sample_pool_(sample_pool), metrics_(metrics) {
   if (metrics_ == nullptr) return;
-  auto& invalid = metrics::BuildCounter()
+  auto& invalid = prometheus::BuildCounter()
                       .Name("zf_replay_service_invalid_requests_total")
                       .Help("Replay calls answered INVALID_ARGUMENT, by RPC.")
                       .Register(*metrics_);
-  auto& overloaded = metrics::BuildCounter()
+  auto& overloaded = prometheus::BuildCounter()
                          .Name("zf_replay_service_overloaded_total")
                          .Help(
                              "Replay calls refused with RESOURCE_EXHAUSTED because the worker "

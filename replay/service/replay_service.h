@@ -28,8 +28,11 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "common/metrics/counter.h"
-#include "common/metrics/registry.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
 #include "proto/zerofleet/v1/replay.grpc.pb.h"
 #include "replay/service/worker_pool.h"
 #include "replay/shard.h"
@@ -42,7 +45,7 @@ inline constexpr int kMaxGamesPerInsert = 64;
 class ReplayService final : public zerofleet::v1::Replay::CallbackService {
  public:
   // The pools and `metrics` (may be null) are not owned and must outlive the service.
-  ReplayService(WorkerPool* insert_pool, WorkerPool* sample_pool, metrics::Registry* metrics);
+  ReplayService(WorkerPool* insert_pool, WorkerPool* sample_pool, prometheus::Registry* metrics);
 
   // What GetInfo reports besides the shard's counters.
   struct ShardInfo {
@@ -86,9 +89,9 @@ class ReplayService final : public zerofleet::v1::Replay::CallbackService {
 
   WorkerPool* const insert_pool_;
   WorkerPool* const sample_pool_;
-  metrics::Registry* const metrics_;
-  std::array<metrics::Counter*, kNumRpcs> invalid_{};     // null without a registry
-  std::array<metrics::Counter*, kNumRpcs> overloaded_{};  // null without a registry
+  prometheus::Registry* const metrics_;
+  std::array<prometheus::Counter*, kNumRpcs> invalid_{};     // null without a registry
+  std::array<prometheus::Counter*, kNumRpcs> overloaded_{};  // null without a registry
 
   mutable absl::Mutex mu_;
   Shard* shard_ ABSL_GUARDED_BY(mu_) = nullptr;

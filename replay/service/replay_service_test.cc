@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "common/grpc/channel.h"
+#include "common/metrics/exposition.h"
 #include "common/testing/http_get.h"
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
@@ -243,7 +244,7 @@ TEST_F(ReplayServiceTest, BadInputIsInvalidArgumentNamingTheProblemAndCounted) {
     EXPECT_THAT(status.error_message(), HasSubstr("batch_size")) << batch_size;
   }
 
-  std::string metrics = server_->registry()->Serialize();
+  std::string metrics = zf::metrics::TextExposition(*server_->registry());
   EXPECT_THAT(metrics, HasSubstr("zf_replay_service_invalid_requests_total{rpc=\"insert\"} 3"));
   EXPECT_THAT(metrics, HasSubstr("zf_replay_service_invalid_requests_total{rpc=\"sample\"} 3"));
   // The server still serves.
