@@ -20,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "inference_server/fake_backend.h"
 #include "inference_server/service/inference_server.h"
+#include "inference_server/testing/test_server.h"
 #include "replay/service/replay_server.h"
 #include "replay/validate.h"
 
@@ -46,19 +47,9 @@ std::shared_ptr<FakeBackend> Fake(int64_t version) {
 
 std::unique_ptr<InferenceServer> StartServer(std::shared_ptr<inference::Backend> backend,
                                              const std::string& address = "127.0.0.1:0") {
-  InferenceServer::Options options;
-  options.listen_address = address;
-  options.backend = std::move(backend);
-  options.game = "tictactoe";
-  options.batcher.max_batch = 64;
-  options.batcher.max_delay = absl::Microseconds(200);
-  options.batcher.max_request_rows = 1024;
-  options.batcher.num_workers = 1;
-  auto server = InferenceServer::Create(std::move(options));
-  EXPECT_TRUE(server.ok()) << server.status();
-  if (!server.ok()) return nullptr;
-  EXPECT_OK((*server)->Serve());
-  return *std::move(server);
+  return inference::StartTestServer(
+      std::move(backend),
+      {.address = address, .game = "tictactoe", .max_batch = 64, .max_request_rows = 1024});
 }
 
 std::shared_ptr<AsyncEvaluator> Connect(int port) {

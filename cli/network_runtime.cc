@@ -104,7 +104,7 @@ void InstallNetworkRuntime() {
     ZF_CHECK(config.ok()) << config.status();
     games::VisitGame(*config, [](const auto& game) {
       using G = std::decay_t<decltype(game)>;
-      NetworkEvaluatorHook<G>() = &MakeNetPlayerEvaluator<G>;
+      players::NetworkEvaluatorHook<G>() = &MakeNetPlayerEvaluator<G>;
     });
   }
   LocalActorEvaluatorHook() = &MakeLocalActorEvaluator;

@@ -26,6 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "games/game.h"
+#include "players/network_evaluator.h"
 #include "search/evaluator.h"
 
 namespace zf::actor {
@@ -35,34 +36,7 @@ class AsyncEvaluator;  // actor/async_evaluator.h; not included: it brings the g
 
 namespace zf::cli {
 
-// True for a player spec that runs a network ("net:CHECKPOINT:SIMS", cli/players.h).
-inline bool IsNetworkPlayerSpec(absl::string_view spec) { return absl::StartsWith(spec, "net:"); }
-
-// The error of a hook used in the binary without LibTorch.
-inline absl::Status NoNetworkRuntime(absl::string_view what) {
-  return absl::FailedPreconditionError(
-      absl::StrCat(what, " runs a network, which only zf-torch can (this binary has no LibTorch)"));
-}
-
-// net:CHECKPOINT players: the evaluator of an MCTS player over a checkpoint's network on the
-// CPU (model::LocalEvaluator with one LibTorch thread). One hook per game type.
-template <games::Game G>
-using NetworkEvaluatorFactory = std::function<absl::StatusOr<std::unique_ptr<search::Evaluator<G>>>(
-    const std::string& checkpoint, const G& start)>;
-
-template <games::Game G>
-NetworkEvaluatorFactory<G>& NetworkEvaluatorHook() {
-  static NetworkEvaluatorFactory<G> hook;
-  return hook;
-}
-
-template <games::Game G>
-absl::StatusOr<std::unique_ptr<search::Evaluator<G>>> MakeNetworkEvaluator(
-    const std::string& checkpoint, const G& start) {
-  const NetworkEvaluatorFactory<G>& hook = NetworkEvaluatorHook<G>();
-  if (!hook) return NoNetworkRuntime(absl::StrCat("player net:", checkpoint));
-  return hook(checkpoint, start);
-}
+using players::NoNetworkRuntime;
 
 // `zf actor --local`: the batch-1 in-process network the served actor is compared with.
 struct LocalActorNetwork {

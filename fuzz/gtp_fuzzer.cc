@@ -21,8 +21,8 @@ template <typename G>
 void Feed(const G& start, const std::vector<std::string>& lines) {
   typename zf::cli::GtpEngine<G>::Options options;
   options.start = start;
-  options.make_player = [](const G&) -> absl::StatusOr<std::unique_ptr<zf::cli::Player<G>>> {
-    return std::make_unique<zf::cli::RandomPlayer<G>>(/*seed=*/1);
+  options.make_player = [](const G&) -> absl::StatusOr<std::unique_ptr<zf::players::Player<G>>> {
+    return std::make_unique<zf::players::RandomPlayer<G>>(/*seed=*/1);
   };
   auto engine = zf::cli::GtpEngine<G>::Create(std::move(options));
   ZF_CHECK(engine.ok()) << engine.status();

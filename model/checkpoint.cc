@@ -75,14 +75,9 @@ std::array<unsigned char, kShaSize> Sha256(absl::string_view data) {
   return digest;
 }
 
+// Lowercase hex, as the manifest stores digests.
 std::string Hex(const unsigned char* bytes, size_t n) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(2 * n, '0');
-  for (size_t i = 0; i < n; ++i) {
-    out[2 * i] = kDigits[bytes[i] >> 4];
-    out[2 * i + 1] = kDigits[bytes[i] & 0xf];
-  }
-  return out;
+  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(bytes), n));
 }
 
 // ---- manifest text -------------------------------------------------------------------------

@@ -13,13 +13,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "cli/abuse_bench.h"
 #include "cli/commands/inference_commands.h"
 #include "cli/common_flags.h"
-#include "cli/json.h"
 #include "common/host_info.h"
+#include "common/json.h"
 #include "common/status_macros.h"
 #include "games/registry.h"
+#include "inference_server/bench/abuse_bench.h"
 #include "inference_server/bench/inference_bench.h"
 #include "replay/bench/replay_bench.h"
 #include "search/throughput.h"
@@ -91,7 +91,7 @@ std::vector<std::string> BenchFlags() {
 }
 
 absl::Status RunBenchAbuse() {
-  AbuseBenchOptions options;
+  inference::AbuseBenchOptions options;
   options.zf = "/proc/self/exe";
   options.game = absl::GetFlag(FLAGS_game);
   options.well_behaved = absl::GetFlag(FLAGS_well_behaved);
@@ -102,9 +102,9 @@ absl::Status RunBenchAbuse() {
   options.seconds = absl::GetFlag(FLAGS_seconds);
   options.max_rss_mib = absl::GetFlag(FLAGS_max_rss_mib);
   ZF_RETURN_IF_ERROR(options.Validate());
-  ZF_ASSIGN_OR_RETURN(AbuseBenchResult result, RunAbuseBench(options));
-  std::cout << (absl::GetFlag(FLAGS_json) ? FormatAbuseBenchJson(result)
-                                          : FormatAbuseBenchTable(result))
+  ZF_ASSIGN_OR_RETURN(inference::AbuseBenchResult result, inference::RunAbuseBench(options));
+  std::cout << (absl::GetFlag(FLAGS_json) ? inference::FormatAbuseBenchJson(result)
+                                          : inference::FormatAbuseBenchTable(result))
             << std::flush;
   return absl::OkStatus();
 }

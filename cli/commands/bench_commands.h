@@ -1,7 +1,7 @@
 // `zf bench MODE` (zf-torch): mcts (search/throughput.h), inference
 // (inference_server/bench/inference_bench.h), replay (replay/bench/replay_bench.h), selfplay
-// (selfplay_bench.cc) and abuse (cli/abuse_bench.h). Each prints a table, or with --json one JSON
-// object.
+// (selfplay_bench.cc) and abuse (inference_server/bench/abuse_bench.h). Each prints a table, or
+// with --json one JSON object.
 #pragma once
 
 #include <string>
@@ -23,7 +23,7 @@ std::vector<std::string> BenchFlags();
 // Returns: OK after printing; InvalidArgument for bad flags; the benchmark's error otherwise.
 absl::Status RunBenchInference();
 absl::Status RunBenchReplay();
-// `zf bench abuse`: cli/abuse_bench.h.
+// `zf bench abuse`: inference_server/bench/abuse_bench.h.
 absl::Status RunBenchAbuse();
 
 }  // namespace zf::cli

@@ -27,13 +27,12 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "cli/common_flags.h"
-#include "cli/evaluation_runner.h"
-#include "cli/json.h"
-#include "cli/players.h"
+#include "common/json.h"
 #include "common/logging.h"
 #include "common/metrics/build_info.h"
 #include "common/metrics/metrics_server.h"
 #include "common/status_macros.h"
+#include "evaluator/evaluation_runner.h"
 #include "evaluator/evaluator.h"
 #include "evaluator/ratings.h"
 #include "evaluator/results_log.h"
@@ -42,6 +41,7 @@
 #include "learner/checkpoint_dir.h"
 #include "learner/service/model_server.h"
 #include "model/checkpoint.h"
+#include "players/player_spec.h"
 
 ABSL_FLAG(std::string, anchors, "",
           "evaluator: comma-separated fixed opponents (player specs); default per game: "
@@ -88,12 +88,12 @@ absl::Status RunEvaluator(const std::vector<std::string>& args) {
   evaluator::EvaluatorOptions options;
   options.game = config.name;
   std::string anchors = absl::GetFlag(FLAGS_anchors);
-  if (anchors.empty()) anchors = DefaultAnchors(config.name);
+  if (anchors.empty()) anchors = evaluator::DefaultAnchors(config.name);
   options.anchors = absl::StrSplit(anchors, ',', absl::SkipEmpty());
-  options.rating_anchor = RatingAnchor(options.anchors);
+  options.rating_anchor = evaluator::RatingAnchor(options.anchors);
   options.games_per_opponent = absl::GetFlag(FLAGS_games_per_opponent);
   ZF_ASSIGN_OR_RETURN(options.opening_moves,
-                      OpeningMovesFromFlag(DefaultOpeningMoves(config.name)));
+                      OpeningMovesFromFlag(players::DefaultOpeningMoves(config.name)));
   options.seed = absl::GetFlag(FLAGS_seed);
   if (options.seed == 0) options.seed = static_cast<uint64_t>(absl::ToUnixNanos(absl::Now()));
   options.gate = absl::GetFlag(FLAGS_gate);
@@ -110,7 +110,7 @@ absl::Status RunEvaluator(const std::vector<std::string>& args) {
   ZF_RETURN_IF_ERROR(games::VisitGame(config, [&](const auto& start) -> absl::Status {
     using G = std::decay_t<decltype(start)>;
     for (const std::string& a : options.anchors) {
-      ZF_RETURN_IF_ERROR(MakePlayer<G>(a, start, 1).status());
+      ZF_RETURN_IF_ERROR(players::MakePlayer<G>(a, start, 1).status());
     }
     return absl::OkStatus();
   }));
@@ -131,7 +131,7 @@ absl::Status RunEvaluator(const std::vector<std::string>& args) {
   std::unique_ptr<evaluator::MatchRunner> runner =
       games::VisitGame(config, [&](const auto& start) -> std::unique_ptr<evaluator::MatchRunner> {
         using G = std::decay_t<decltype(start)>;
-        return std::make_unique<PlayersMatchRunner<G>>(start, checkpoints, sims);
+        return std::make_unique<evaluator::PlayersMatchRunner<G>>(start, checkpoints, sims);
       });
   ZF_ASSIGN_OR_RETURN(std::unique_ptr<evaluator::Evaluator> rater,
                       evaluator::Evaluator::Create(options, log.get(), runner.get()));
@@ -180,7 +180,8 @@ absl::Status RunEvaluator(const std::vector<std::string>& args) {
   w.wire = wire;
   w.temp_dir = checkpoints;
   w.reload = [&](const std::string& path) -> absl::Status {
-    ZF_ASSIGN_OR_RETURN(const int64_t version, KeepCheckpoint(path, checkpoints, config.name));
+    ZF_ASSIGN_OR_RETURN(const int64_t version,
+                        evaluator::KeepCheckpoint(path, checkpoints, config.name));
     newest_fetched.store(std::max(newest_fetched.load(), version));
     return absl::OkStatus();
   };
@@ -222,11 +223,11 @@ absl::Status RunEvaluator(const std::vector<std::string>& args) {
       continue;
     }
     const evaluator::EvaluatorStatus after = rater->status();
-    std::cout << "zf evaluator: " << ReportLine(*report, after) << std::endl;
+    std::cout << "zf evaluator: " << evaluator::ReportLine(*report, after) << std::endl;
     if (options.gate && after.best_version == target) ZF_RETURN_IF_ERROR(serve(target));
     // Only the newest and the best are opponents later: drop the other files (versions skipped
     // while this one was evaluated, and those no longer best).
-    PruneCheckpoints(checkpoints, after);
+    evaluator::PruneCheckpoints(checkpoints, after);
   }
   watcher->Stop();
   if (gate_server != nullptr) gate_server->Shutdown();

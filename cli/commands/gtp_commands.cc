@@ -16,12 +16,12 @@
 #include "absl/time/time.h"
 #include "cli/common_flags.h"
 #include "cli/gtp/gtp_engine.h"
-#include "cli/json.h"
 #include "cli/move_list.h"
-#include "cli/players.h"
+#include "common/json.h"
 #include "common/status_macros.h"
 #include "games/registry.h"
 #include "gtp/vertex.h"
+#include "players/player_spec.h"
 
 ABSL_FLAG(std::string, player, "mcts:800",
           "gtp, analyze: the player's spec (random, mcts:SIMS, uniform:SIMS, "
@@ -56,7 +56,7 @@ absl::Status RunGtp(const std::vector<std::string>& args) {
     } else {
       ZF_ASSIGN_OR_RETURN(std::unique_ptr<GtpEngine<G>> engine,
                           GtpEngine<G>::Create({.start = start, .make_player = [&](const G& s) {
-                                                  return MakePlayer<G>(spec, s, seed);
+                                                  return players::MakePlayer<G>(spec, s, seed);
                                                 }}));
       std::string line;
       while (!engine->quit_requested() && std::getline(std::cin, line)) {
@@ -88,10 +88,12 @@ absl::Status RunAnalyze(const std::vector<std::string>& args) {
     if (game.IsTerminal()) {
       return absl::InvalidArgumentError("the game is over after --moves: nothing to analyze");
     }
-    ZF_ASSIGN_OR_RETURN(std::unique_ptr<Player<G>> player, MakePlayer<G>(spec, start, seed));
+    ZF_ASSIGN_OR_RETURN(std::unique_ptr<players::Player<G>> player,
+                        players::MakePlayer<G>(spec, start, seed));
     ZF_ASSIGN_OR_RETURN(int action, player->ChooseAction(game));
-    const std::string move = action == kResignAction ? "resign" : game.ActionToString(action);
-    const std::optional<SearchReport> report = player->LastSearch();
+    const std::string move =
+        action == players::kResignAction ? "resign" : game.ActionToString(action);
+    const std::optional<players::SearchReport> report = player->LastSearch();
     std::vector<search::ChildStats> children;
     if (report) children = report->children;
     if (json) {
@@ -140,7 +142,7 @@ absl::Status RunAnalyze(const std::vector<std::string>& args) {
 }
 
 bool PlayerRunsNetwork(const std::vector<std::string>&) {
-  return IsNetworkPlayerSpec(absl::GetFlag(FLAGS_player));
+  return players::IsNetworkPlayerSpec(absl::GetFlag(FLAGS_player));
 }
 
 }  // namespace

@@ -21,7 +21,6 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "cli/common_flags.h"
-#include "cli/serving_model.h"
 #include "common/logging.h"
 #include "common/metrics/build_info.h"
 #include "common/status_macros.h"
@@ -29,6 +28,7 @@
 #include "inference_server/model_watcher.h"
 #include "inference_server/null_backend.h"
 #include "inference_server/service/inference_server.h"
+#include "inference_server/serving_model.h"
 #include "inference_server/torch_backend.h"
 #include "model/game_network.h"
 #include "model/inference_session.h"
@@ -52,20 +52,21 @@ ABSL_FLAG(double, batch_latency_ms, 20,
 namespace zf::cli {
 namespace {
 
-using Model = ServingModel;
+using Model = inference::ServingModel;
 
 absl::StatusOr<Model> LoadModel(const std::string& checkpoint, const std::string& game,
                                 std::optional<model::NetworkShape> shape, uint64_t seed,
                                 int max_batch) {
-  return LoadServingModel({.checkpoint = checkpoint,
-                           .game = game,
-                           .shape = shape,
-                           .seed = seed,
-                           .max_batch = max_batch,
-                           .device = absl::GetFlag(FLAGS_device),
-                           .precision = absl::GetFlag(FLAGS_precision),
-                           .cuda_graphs = absl::GetFlag(FLAGS_cuda_graphs),
-                           .concurrency = absl::GetFlag(FLAGS_workers)});
+  return inference::LoadServingModel({.checkpoint = checkpoint,
+                                      .game = game,
+                                      .shape = shape,
+                                      .seed = seed,
+                                      .max_batch = max_batch,
+                                      .intra_op_threads = DefaultIntraOpThreads(),
+                                      .device = absl::GetFlag(FLAGS_device),
+                                      .precision = absl::GetFlag(FLAGS_precision),
+                                      .cuda_graphs = absl::GetFlag(FLAGS_cuda_graphs),
+                                      .concurrency = absl::GetFlag(FLAGS_workers)});
 }
 
 }  // namespace

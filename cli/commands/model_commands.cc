@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "cli/common_flags.h"
-#include "cli/json.h"
+#include "common/json.h"
 #include "common/status_macros.h"
 #include "games/registry.h"
 #include "model/checkpoint.h"

@@ -28,10 +28,10 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "cli/common_flags.h"
-#include "cli/top/fleet_view.h"
-#include "cli/top/scrape.h"
 #include "common/grpc/channel.h"
 #include "common/status_macros.h"
+#include "fleet/fleet_view.h"
+#include "fleet/scrape.h"
 #include "proto/grpc/health/v1/health.grpc.pb.h"
 
 ABSL_FLAG(std::string, target, "", "health: HOST:PORT of the gRPC server to ask");
@@ -136,16 +136,16 @@ bool WaitOrSignal(absl::Duration duration) {
 
 struct Target {
   std::string name;
-  top::ScrapeAddress address;
+  fleet::ScrapeAddress address;
 };
 
-top::FleetScrape ScrapeAll(const std::vector<Target>& targets, absl::Duration timeout) {
-  top::FleetScrape round(targets.size());
+fleet::FleetScrape ScrapeAll(const std::vector<Target>& targets, absl::Duration timeout) {
+  fleet::FleetScrape round(targets.size());
   // One thread per target: a slow target costs one timeout, not one per target.
   std::vector<std::thread> threads;
   for (size_t i = 0; i < targets.size(); ++i) {
     threads.emplace_back(
-        [&, i] { round[i] = top::ScrapeTarget(targets[i].name, targets[i].address, timeout); });
+        [&, i] { round[i] = fleet::ScrapeTarget(targets[i].name, targets[i].address, timeout); });
   }
   for (std::thread& t : threads) t.join();
   return round;
@@ -160,7 +160,7 @@ absl::Status RunTop(const std::vector<std::string>& args) {
        absl::StrSplit(absl::GetFlag(FLAGS_targets), ',', absl::SkipWhitespace())) {
     Target target;
     target.name = std::string(absl::StripAsciiWhitespace(text));
-    absl::StatusOr<top::ScrapeAddress> address = top::ParseScrapeAddress(target.name);
+    absl::StatusOr<fleet::ScrapeAddress> address = fleet::ParseScrapeAddress(target.name);
     if (!address.ok()) return absl::InvalidArgumentError(address.status().message());
     target.address = *address;
     targets.push_back(std::move(target));
@@ -179,15 +179,15 @@ absl::Status RunTop(const std::vector<std::string>& args) {
   const bool json = absl::GetFlag(FLAGS_json);
 
   if (absl::GetFlag(FLAGS_once)) {
-    top::FleetScrape before = ScrapeAll(targets, timeout);
+    fleet::FleetScrape before = ScrapeAll(targets, timeout);
     absl::Time t0 = absl::Now();
     absl::SleepFor(interval);
-    top::FleetScrape after = ScrapeAll(targets, timeout);
+    fleet::FleetScrape after = ScrapeAll(targets, timeout);
     const double elapsed = absl::ToDoubleSeconds(absl::Now() - t0);
-    const top::FleetView view = top::ComputeFleetView(before, after, elapsed);
-    std::cout << (json ? top::FleetViewJson(view) + "\n" : top::RenderFleetView(view));
+    const fleet::FleetView view = fleet::ComputeFleetView(before, after, elapsed);
+    std::cout << (json ? fleet::FleetViewJson(view) + "\n" : fleet::RenderFleetView(view));
     std::cout.flush();
-    for (const top::TargetStatus& t : view.targets) {
+    for (const fleet::TargetStatus& t : view.targets) {
       if (t.up) return absl::OkStatus();
     }
     return absl::UnavailableError(absl::StrCat("no target answered (", view.targets[0].target, ": ",
@@ -203,21 +203,21 @@ absl::Status RunTop(const std::vector<std::string>& args) {
   action.sa_flags = SA_RESTART;
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
-  top::FleetScrape before = ScrapeAll(targets, timeout);
+  fleet::FleetScrape before = ScrapeAll(targets, timeout);
   absl::Time t0 = absl::Now();
   if (!json)
     std::cout << "zf top: first scrape taken; the view appears in " << interval_s << " s\n";
   std::cout.flush();
   while (!WaitOrSignal(interval - (absl::Now() - t0))) {
-    top::FleetScrape after = ScrapeAll(targets, timeout);
+    fleet::FleetScrape after = ScrapeAll(targets, timeout);
     const absl::Time t1 = absl::Now();
-    const top::FleetView view =
-        top::ComputeFleetView(before, after, absl::ToDoubleSeconds(t1 - t0));
+    const fleet::FleetView view =
+        fleet::ComputeFleetView(before, after, absl::ToDoubleSeconds(t1 - t0));
     if (json) {
-      std::cout << top::FleetViewJson(view) << "\n";
+      std::cout << fleet::FleetViewJson(view) << "\n";
     } else {
       // Clear the screen and home the cursor, then draw.
-      std::cout << "\033[H\033[2J" << top::RenderFleetView(view)
+      std::cout << "\033[H\033[2J" << fleet::RenderFleetView(view)
                 << absl::StrFormat("(every %.1f s; Ctrl-C quits)\n", interval_s);
     }
     std::cout.flush();

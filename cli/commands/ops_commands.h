@@ -1,5 +1,5 @@
 // Operator commands: `zf health` (a grpc.health.v1 Check client, used by docker-compose health
-// checks) and `zf top` (a live view of the fleet from its /metrics endpoints; cli/top/).
+// checks) and `zf top` (a live view of the fleet from its /metrics endpoints; fleet/).
 #pragma once
 
 #include <vector>

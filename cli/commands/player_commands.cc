@@ -21,10 +21,10 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "cli/common_flags.h"
-#include "cli/json.h"
-#include "cli/players.h"
+#include "common/json.h"
 #include "common/status_macros.h"
 #include "games/registry.h"
+#include "players/player_spec.h"
 
 ABSL_FLAG(std::string, p1, "",
           "match: the first player's spec (random, mcts:SIMS, uniform:SIMS, "
@@ -58,7 +58,7 @@ absl::Status RunMatch(const std::vector<std::string>& args) {
   std::string p1_spec = absl::GetFlag(FLAGS_p1), p2_spec = absl::GetFlag(FLAGS_p2);
   if (p1_spec.empty() || p2_spec.empty()) {
     return absl::InvalidArgumentError(
-        "--p1 and --p2 are required (players: " + std::string(kPlayerSpecHelp) + ")");
+        "--p1 and --p2 are required (players: " + std::string(players::kPlayerSpecHelp) + ")");
   }
   int num_games = absl::GetFlag(FLAGS_games);
   if (num_games < 1 || num_games > 100000) {
@@ -67,19 +67,21 @@ absl::Status RunMatch(const std::vector<std::string>& args) {
   }
   const uint64_t seed = SeedFromFlag();
   ZF_ASSIGN_OR_RETURN(const int opening_plies,
-                      OpeningMovesFromFlag(DefaultOpeningMoves(config.name)));
+                      OpeningMovesFromFlag(players::DefaultOpeningMoves(config.name)));
   const bool json = absl::GetFlag(FLAGS_json), verbose = absl::GetFlag(FLAGS_verbose);
   return games::VisitGame(config, [&](const auto& start) -> absl::Status {
     using G = std::decay_t<decltype(start)>;
-    ZF_ASSIGN_OR_RETURN(std::unique_ptr<Player<G>> p1, MakePlayer<G>(p1_spec, start, seed));
-    ZF_ASSIGN_OR_RETURN(std::unique_ptr<Player<G>> p2, MakePlayer<G>(p2_spec, start, seed + 1));
+    ZF_ASSIGN_OR_RETURN(std::unique_ptr<players::Player<G>> p1,
+                        players::MakePlayer<G>(p1_spec, start, seed));
+    ZF_ASSIGN_OR_RETURN(std::unique_ptr<players::Player<G>> p2,
+                        players::MakePlayer<G>(p2_spec, start, seed + 1));
     int wins = 0, draws = 0, losses = 0;
     absl::Time t0 = absl::Now();
     for (int i = 0; i < num_games; ++i) {
       // p1 plays first in even games, second in odd ones.
       const int p1_seat = i % 2;
-      Player<G>* seats[2] = {p1_seat == 0 ? p1.get() : p2.get(),
-                             p1_seat == 0 ? p2.get() : p1.get()};
+      players::Player<G>* seats[2] = {p1_seat == 0 ? p1.get() : p2.get(),
+                                      p1_seat == 0 ? p2.get() : p1.get()};
       G game = start;
       std::vector<std::string> moves;
       // Games 2k and 2k+1 open with the same random plies, colours swapped: deterministic players
@@ -89,7 +91,7 @@ absl::Status RunMatch(const std::vector<std::string>& args) {
       std::vector<int> opening;
       {
         G before = game;
-        PlayRandomOpening(game, opening_plies, opening_rng, &opening);
+        players::PlayRandomOpening(game, opening_plies, opening_rng, &opening);
         for (int action : opening) {
           moves.push_back(before.ActionToString(action));
           before.Apply(action);
@@ -102,7 +104,7 @@ absl::Status RunMatch(const std::vector<std::string>& args) {
       int resigned = -1;  // the seat that resigned, if one did
       while (!game.IsTerminal()) {
         ZF_ASSIGN_OR_RETURN(int action, seats[game.ToPlay()]->ChooseAction(game));
-        if (action == kResignAction) {
+        if (action == players::kResignAction) {
           resigned = game.ToPlay();
           moves.push_back("resign");
           break;
@@ -166,7 +168,8 @@ absl::Status RunPlay(const std::vector<std::string>& args) {
   const uint64_t seed = SeedFromFlag();
   return games::VisitGame(config, [&](const auto& start) -> absl::Status {
     using G = std::decay_t<decltype(start)>;
-    ZF_ASSIGN_OR_RETURN(std::unique_ptr<Player<G>> engine, MakePlayer<G>(spec, start, seed));
+    ZF_ASSIGN_OR_RETURN(std::unique_ptr<players::Player<G>> engine,
+                        players::MakePlayer<G>(spec, start, seed));
     const int engine_seat = engine_first ? 0 : 1;
     G game = start;
     std::cout << "You play " << (engine_seat == 0 ? "second" : "first") << " against " << spec
@@ -177,7 +180,7 @@ absl::Status RunPlay(const std::vector<std::string>& args) {
       int action = -1;
       if (game.ToPlay() == engine_seat) {
         ZF_ASSIGN_OR_RETURN(action, engine->ChooseAction(game));
-        if (action == kResignAction) {
+        if (action == players::kResignAction) {
           std::cout << "engine resigns. You win.\n";
           return absl::OkStatus();
         }
@@ -236,8 +239,8 @@ std::vector<Command> PlayerCommands() {
        {"game", "p1", "p2", "games", "opening_moves", "json", "seed", "verbose"},
        RunMatch,
        [](const std::vector<std::string>&) {
-         return IsNetworkPlayerSpec(absl::GetFlag(FLAGS_p1)) ||
-                IsNetworkPlayerSpec(absl::GetFlag(FLAGS_p2));
+         return players::IsNetworkPlayerSpec(absl::GetFlag(FLAGS_p1)) ||
+                players::IsNetworkPlayerSpec(absl::GetFlag(FLAGS_p2));
        }},
       {"play",
        "play against an engine in the terminal, with its thinking shown",
@@ -245,7 +248,7 @@ std::vector<Command> PlayerCommands() {
        {"game", "vs", "engine_first", "seed"},
        RunPlay,
        [](const std::vector<std::string>&) {
-         return IsNetworkPlayerSpec(absl::GetFlag(FLAGS_vs));
+         return players::IsNetworkPlayerSpec(absl::GetFlag(FLAGS_vs));
        }},
   };
 }

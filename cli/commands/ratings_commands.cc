@@ -11,7 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/common_flags.h"
-#include "cli/json.h"
+#include "common/json.h"
 #include "common/status_macros.h"
 #include "evaluator/ratings.h"
 #include "evaluator/results_log.h"

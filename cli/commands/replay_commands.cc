@@ -24,7 +24,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "cli/common_flags.h"
-#include "cli/json.h"
+#include "common/json.h"
 #include "common/logging.h"
 #include "common/metrics/build_info.h"
 #include "common/status_macros.h"

@@ -55,28 +55,21 @@
 #include "actor/game_sink.h"
 #include "cli/command.h"
 #include "cli/common_flags.h"
-#include "cli/evaluation_runner.h"
-#include "cli/json.h"
-#include "cli/players.h"
-#include "cli/serving_model.h"
-#include "cli/top/fleet_view.h"
 #include "common/host_info.h"
+#include "common/json.h"
 #include "common/log_file.h"
 #include "common/logging.h"
-#include "common/metrics/build_info.h"
-#include "common/metrics/metrics_server.h"
 #include "common/status_macros.h"
+#include "evaluator/evaluation_runner.h"
 #include "evaluator/evaluator.h"
 #include "evaluator/results_log.h"
+#include "fleet/fleet_view.h"
+#include "fleet/in_process_fleet.h"
 #include "games/registry.h"
-#include "inference_server/model_watcher.h"
-#include "inference_server/service/inference_server.h"
 #include "learner/learner.h"
 #include "learner/lr_schedule.h"
-#include "learner/service/model_server.h"
 #include "model/game_network.h"
-#include "replay/client/sharded_writer.h"
-#include "replay/service/replay_server.h"
+#include "players/player_spec.h"
 #include "search/self_play.h"
 
 ABSL_FLAG(double, minutes, 0, "run: stop after this many minutes (0: until Ctrl-C)");
@@ -426,66 +419,7 @@ std::string FitColumns(const std::string& text, size_t width = 100, size_t inden
   return out + line;
 }
 
-// The fleet of one `zf run`, in start order; destroyed in reverse.
-struct Fleet {
-  std::vector<std::unique_ptr<replay::ReplayServer>> shards;
-  std::vector<std::string> shard_addresses;
-  std::unique_ptr<learner::Learner> learner;
-  std::unique_ptr<learner::ModelServer> model_server;
-  std::atomic<learner::ModelServer*> model_server_ptr{nullptr};
-  std::unique_ptr<inference::InferenceServer> inference;
-  std::unique_ptr<inference::ModelWatcher> watcher;
-  std::unique_ptr<actor::ReplayGameSink> sink;
-  std::unique_ptr<actor::Actor> actor;
-  std::shared_ptr<prometheus::Registry> actor_registry = std::make_shared<prometheus::Registry>();
-  std::shared_ptr<prometheus::Registry> learner_registry = std::make_shared<prometheus::Registry>();
-  std::unique_ptr<metrics::MetricsServer> metrics_server;
-  std::thread learner_thread;
-  absl::Status learner_status;
-};
-
-// Counters read at each progress line, to print rates over the interval.
-struct Sample {
-  absl::Time at;
-  int64_t games = 0, moves = 0, leaf_evaluations = 0, batches = 0, rows = 0, steps = 0;
-  int64_t positions_stored = 0, sampled = 0;
-  double data_wait_s = 0, learner_run_s = 0;
-};
-
-Sample TakeSample(Fleet& fleet) {
-  Sample s;
-  s.at = absl::Now();
-  const actor::ActorStats a = fleet.actor->stats();
-  s.games = a.games;
-  s.moves = a.moves;
-  s.leaf_evaluations = a.leaf_evaluations;
-  const inference::Batcher::Stats b = fleet.inference->batcher().stats();
-  s.batches = b.batches_completed;
-  s.rows = b.rows_evaluated;
-  const learner::LearnerStats l = fleet.learner->stats();
-  s.steps = l.steps;
-  s.data_wait_s = absl::ToDoubleSeconds(l.data_wait);
-  s.learner_run_s = absl::ToDoubleSeconds(l.run_time);
-  for (const auto& shard : fleet.shards) {
-    const replay::ShardStats stats = shard->shard().stats();
-    s.positions_stored += stats.positions;
-    s.sampled += stats.sampled_positions;
-  }
-  return s;
-}
-
-// The fleet's registries as `zf top` targets (one per component), for the same view in-process.
-top::FleetScrape ScrapeFleet(Fleet& fleet) {
-  top::FleetScrape scrape;
-  scrape.push_back(top::TargetFromRegistry("actor", *fleet.actor_registry));
-  scrape.push_back(top::TargetFromRegistry("inference", fleet.inference->registry()));
-  scrape.push_back(top::TargetFromRegistry("learner", *fleet.learner_registry));
-  for (size_t k = 0; k < fleet.shards.size(); ++k) {
-    scrape.push_back(
-        top::TargetFromRegistry(absl::StrCat("replay-", k), *fleet.shards[k]->registry()));
-  }
-  return scrape;
-}
+using Sample = fleet::InProcessFleet::Sample;
 
 absl::Status RunRun(const std::vector<std::string>& args) {
   if (!args.empty()) {
@@ -660,7 +594,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   ZF_RETURN_IF_ERROR(games::VisitGame(game, [&](const auto& start) -> absl::Status {
     using G = std::decay_t<decltype(start)>;
     for (const std::string& spec : baselines) {
-      ZF_RETURN_IF_ERROR(MakePlayer<G>(spec, start, 1).status());
+      ZF_RETURN_IF_ERROR(players::MakePlayer<G>(spec, start, 1).status());
     }
     return absl::OkStatus();
   }));
@@ -725,127 +659,34 @@ absl::Status RunRun(const std::vector<std::string>& args) {
                    log_file == "-" ? "" : absl::StrCat(", log ", log_file))
             << std::endl;
 
-  Fleet fleet;
-  // 1. Replay shards. A shard refuses samples until it holds min_size_to_sample positions, and
-  // keeps samples within error_buffer of samples_per_insert x inserts.
-  for (int k = 0; k < config.shards; ++k) {
-    replay::ReplayServerOptions options;
-    options.listen = "127.0.0.1:0";
-    options.dir = absl::StrCat(dir, "/replay/shard-", k);
-    options.capacity_positions = config.capacity;
-    options.min_size_to_sample = config.min_size_to_sample;
-    options.samples_per_insert = config.samples_per_insert;
-    options.error_buffer =
-        std::max<double>(20 * config.batch_size * config.samples_per_insert,
-                         (options.max_positions_per_game * config.samples_per_insert +
-                          options.max_sample_positions) /
-                                 2 +
-                             1);
-    ZF_ASSIGN_OR_RETURN(std::unique_ptr<replay::ReplayServer> shard,
-                        replay::ReplayServer::Create(options));
-    metrics::RegisterBuildInfo(*shard->registry(), "replay");
-    fleet.shard_addresses.push_back(absl::StrCat("127.0.0.1:", shard->port()));
-    fleet.shards.push_back(std::move(shard));
-  }
-
-  // 2. The learner (a fresh directory gets version 1, the initial weights) and its model service.
-  learner::LearnerOptions lo;
-  lo.trainer.game = game.name;
-  lo.trainer.shape = shape;
-  lo.trainer.seed = config.seed;
-  lo.trainer.lr.lr = config.lr;
+  // The fleet (fleet/in_process_fleet.h): replay shards, the learner and its model service, an
+  // inference server following it, and an actor, over real gRPC servers on this host.
+  auto eval_registry = std::make_shared<prometheus::Registry>();
+  fleet::InProcessFleetOptions fo;
+  fo.dir = dir;
+  fo.game = game.name;
+  fo.shape = shape;
+  fo.seed = config.seed;
+  fo.shards = config.shards;
+  fo.capacity_positions = config.capacity;
+  fo.min_size_to_sample = config.min_size_to_sample;
+  fo.samples_per_insert = config.samples_per_insert;
+  fo.batch_size = config.batch_size;
+  fo.lr = config.lr;
   if (lr_decays) {
     // Over this invocation's --minutes, counted from here (the fleet's start-up is seconds).
     const absl::Time decay_start = absl::Now();
     const double budget_s = minutes * 60;
-    lo.lr_scale = [decay = config.lr_decay, decay_start, budget_s] {
+    fo.lr_scale = [decay = config.lr_decay, decay_start, budget_s] {
       return learner::TimeDecayFactor(decay,
                                       absl::ToDoubleSeconds(absl::Now() - decay_start) / budget_s);
     };
   }
-  lo.trainer.weight_decay = 1e-4;
-  // On the training thread only (Trainer's contract): the inference server below sets the
-  // process-wide count to its own 1.
-  lo.trainer.intra_op_threads = learner_threads;
-  lo.trainer.device = "auto";  // the GPU where there is one (docs/gpu.md), else the CPU
-  lo.sampler.shards = fleet.shard_addresses;
-  lo.sampler.seed = config.seed;
-  lo.batch_size = config.batch_size;
-  lo.dir = dir;
-  lo.steps_per_checkpoint = config.steps_per_checkpoint;
-  lo.keep_checkpoints = 5;
-  lo.registry = fleet.learner_registry;
-  lo.on_publish = [&fleet](const model::CheckpointManifest&) {
-    if (learner::ModelServer* server = fleet.model_server_ptr.load()) server->Notify();
-  };
-  metrics::RegisterBuildInfo(*fleet.learner_registry, "learner");
-  ZF_ASSIGN_OR_RETURN(fleet.learner, learner::Learner::Create(std::move(lo)));
-  learner::ModelServer::Options mo;
-  mo.checkpoint_dir = dir + "/checkpoints";
-  mo.listen_address = "127.0.0.1:0";
-  ZF_ASSIGN_OR_RETURN(fleet.model_server, learner::ModelServer::Create(mo));
-  fleet.model_server_ptr.store(fleet.model_server.get());
-
-  // 3. The inference server, from the learner's newest checkpoint, following the model service.
-  const std::string latest = dir + "/checkpoints/latest";
-  const ServingModelOptions serving{.checkpoint = latest,
-                                    .game = game.name,
-                                    .shape = shape,
-                                    .max_batch = config.max_batch,
-                                    .intra_op_threads = 1,
-                                    .concurrency = 2};
-  ZF_ASSIGN_OR_RETURN(ServingModel first, LoadServingModel(serving));
-  inference::InferenceServer::Options io;
-  // Self-play reaches the server over a Unix domain socket: on this 2-core VM `zf bench inference`
-  // served 28% more evaluations per second over it than over loopback TCP with 8-row requests
-  // (docs/benchmarks.md, "Inference serving"; zf run's 61-row requests showed no end-to-end gain
-  // yet). The file is under /tmp (a socket path holds at most 107 bytes; DIR may be longer) and
-  // removed at exit.
-  const std::string inference_socket = absl::StrCat("/tmp/zf-run-", getpid(), "-inference.sock");
-  std::remove(inference_socket.c_str());
-  absl::Cleanup remove_inference_socket = [&] { std::remove(inference_socket.c_str()); };
-  io.listen_address = "unix:" + inference_socket;
-  io.backend = first.backend;
-  io.game = game.name;
-  io.loader =
-      [serving](const std::string& path) -> absl::StatusOr<std::shared_ptr<inference::Backend>> {
-    ServingModelOptions options = serving;
-    options.checkpoint = path;
-    ZF_ASSIGN_OR_RETURN(ServingModel model, LoadServingModel(options));
-    return model.backend;
-  };
-  io.batcher.max_batch = config.max_batch;
-  io.batcher.max_delay = absl::Milliseconds(2);
-  io.batcher.num_workers = serving.concurrency;  // one CUDA slot per batcher worker
-  io.batcher.max_request_rows = 4096;
-  io.batcher.max_queued_rows = 8 * 4096;
-  ZF_ASSIGN_OR_RETURN(fleet.inference, inference::InferenceServer::Create(std::move(io)));
-  metrics::RegisterBuildInfo(fleet.inference->registry(), "inference");
-  ZF_RETURN_IF_ERROR(fleet.inference->Serve());
-  inference::ModelWatcherOptions wo;
-  wo.address = absl::StrCat("127.0.0.1:", fleet.model_server->port());
-  wo.temp_dir = dir + "/checkpoints";
-  wo.reload = [&fleet](const std::string& path) { return fleet.inference->Reload(path); };
-  wo.current_version = [&fleet] { return fleet.inference->model_version(); };
-  wo.registry = std::shared_ptr<prometheus::Registry>(&fleet.inference->registry(),
-                                                      [](prometheus::Registry*) {});
-  ZF_ASSIGN_OR_RETURN(fleet.watcher, inference::ModelWatcher::Create(std::move(wo)));
-
-  // 4. The actor: self-play through the inference server into the replay shards.
-  replay::ShardedReplayWriterOptions writer_options;
-  writer_options.shards = fleet.shard_addresses;
-  writer_options.spool_path = dir + "/actor.spool";
-  // Twice the games the actor plays at once may wait for the shards' rate limiter; past that
-  // the actor waits too, so what the learner samples is at most that far behind self-play. (The
-  // writer's own default of 1,024 held ~7 minutes of Go's games back on the 2-core VM when the
-  // learner set the pace: issue 19, docs/benchmarks.md "Eight samples per insert".)
-  writer_options.max_unacked_games = 2 * int64_t{config.games_per_worker};
-  writer_options.seed = config.seed;
-  writer_options.metrics = fleet.actor_registry.get();
-  ZF_ASSIGN_OR_RETURN(std::unique_ptr<replay::ShardedReplayWriter> writer,
-                      replay::ShardedReplayWriter::Create(std::move(writer_options)));
-  fleet.sink = std::make_unique<actor::ReplayGameSink>(std::move(writer));
-  actor::ActorOptions ao = actor::ActorOptions::ForGame(game.name);
+  fo.learner_threads = learner_threads;
+  fo.steps_per_checkpoint = config.steps_per_checkpoint;
+  fo.max_batch = config.max_batch;
+  actor::ActorOptions& ao = fo.actor;
+  ao = actor::ActorOptions::ForGame(game.name);
   ao.workers = 1;
   ao.games_per_worker = config.games_per_worker;
   ao.requests_in_flight = config.requests_in_flight;
@@ -855,20 +696,22 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   ao.self_play.mcts.score_utility = static_cast<float>(config.score_utility);
   ao.self_play.mcts.gumbel_considered_actions = config.gumbel_considered_actions;
   ao.seed = config.seed + static_cast<uint64_t>(absl::ToUnixSeconds(absl::Now()));
-  ZF_ASSIGN_OR_RETURN(std::shared_ptr<actor::AsyncEvaluator> evaluator,
-                      actor::ConnectInference("unix:" + inference_socket, game.name));
-  metrics::RegisterBuildInfo(*fleet.actor_registry, "actor");
-  ZF_ASSIGN_OR_RETURN(fleet.actor,
-                      actor::Actor::Create(ao, evaluator, fleet.sink.get(), fleet.actor_registry));
+  fo.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  fo.extra_registries = {eval_registry};
+  ZF_ASSIGN_OR_RETURN(std::unique_ptr<fleet::InProcessFleet> run_fleet,
+                      fleet::InProcessFleet::Create(std::move(fo)));
+  if (run_fleet->metrics_port() > 0) {
+    std::cout << "zf run: metrics on port " << run_fleet->metrics_port() << std::endl;
+  }
+  const std::string latest = dir + "/checkpoints/latest";
 
   // The evaluator: its games in DIR/evaluation/, its copies of the rated checkpoints in
   // DIR/evaluator/checkpoints/ (the learner prunes its own).
   const std::string eval_checkpoints = dir + "/evaluator/checkpoints";
-  auto eval_registry = std::make_shared<prometheus::Registry>();
   evaluator::EvaluatorOptions eval_options;
   std::unique_ptr<evaluator::ResultsLog> results_log;
   std::unique_ptr<evaluator::MatchRunner> match_runner;
-  std::unique_ptr<CpuShareRunner> shared_runner;
+  std::unique_ptr<evaluator::CpuShareRunner> shared_runner;
   std::unique_ptr<evaluator::Evaluator> rater;
   std::atomic<bool> stopping{false};
   if (config.eval_games > 0) {
@@ -880,61 +723,47 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     eval_options.game = game.name;
     // Ratings are anchored at random = 0, so random is always an anchor.
     eval_options.anchors = baselines;
-    if (RatingAnchor(baselines) != "random") {
+    if (evaluator::RatingAnchor(baselines) != "random") {
       eval_options.anchors.insert(eval_options.anchors.begin(), "random");
     }
     eval_options.rating_anchor = "random";
     eval_options.games_per_opponent = config.eval_games + config.eval_games % 2;  // even
-    eval_options.opening_moves = DefaultOpeningMoves(game.name);
+    eval_options.opening_moves = players::DefaultOpeningMoves(game.name);
     eval_options.seed = config.seed;
     eval_options.registry = eval_registry.get();
     ZF_ASSIGN_OR_RETURN(results_log, evaluator::ResultsLog::Open(dir + "/evaluation"));
     match_runner =
         games::VisitGame(game, [&](const auto& start) -> std::unique_ptr<evaluator::MatchRunner> {
           using G = std::decay_t<decltype(start)>;
-          return std::make_unique<PlayersMatchRunner<G>>(start, eval_checkpoints, config.eval_sims);
+          return std::make_unique<evaluator::PlayersMatchRunner<G>>(start, eval_checkpoints,
+                                                                    config.eval_sims);
         });
-    shared_runner = std::make_unique<CpuShareRunner>(
+    shared_runner = std::make_unique<evaluator::CpuShareRunner>(
         match_runner.get(), absl::GetFlag(FLAGS_eval_cpu_share), &stopping);
     ZF_ASSIGN_OR_RETURN(
         rater, evaluator::Evaluator::Create(eval_options, results_log.get(), shared_runner.get()));
   }
 
-  // One /metrics endpoint for the whole fleet, if asked for.
-  if (const std::string listen = absl::GetFlag(FLAGS_metrics_listen); !listen.empty()) {
-    std::vector<std::shared_ptr<prometheus::Registry>> registries = {
-        fleet.actor_registry, fleet.learner_registry, eval_registry};
-    registries.push_back(std::shared_ptr<prometheus::Registry>(&fleet.inference->registry(),
-                                                               [](prometheus::Registry*) {}));
-    for (const auto& shard : fleet.shards) registries.push_back(shard->registry());
-    metrics::MetricsServer::Options options;
-    options.listen_address = listen;
-    ZF_ASSIGN_OR_RETURN(fleet.metrics_server,
-                        metrics::MetricsServer::Create(options, std::move(registries)));
-    std::cout << "zf run: metrics on port " << fleet.metrics_server->port() << std::endl;
-  }
-
-  ZF_RETURN_IF_ERROR(fleet.actor->Start());
-  fleet.learner_thread = std::thread([&fleet] { fleet.learner_status = fleet.learner->Run(); });
+  ZF_RETURN_IF_ERROR(run_fleet->Start());
 
   // 5. The evaluator (evaluator/evaluator.h) rates each new checkpoint against the baselines, the
-  // previous version it rated and the best, in --eval_cpu_share of one core (CpuShareRunner);
-  // its games are kept in DIR/evaluation/ (so ratings span a resumed run) and `zf ratings --dir
-  // DIR` prints them.
+  // previous version it rated and the best, in --eval_cpu_share of one core
+  // (evaluator::CpuShareRunner); its games are kept in DIR/evaluation/ (so ratings span a resumed
+  // run) and `zf ratings --dir DIR` prints them.
   const absl::Time start_time = absl::Now();
   absl::Mutex eval_mu;
   std::string last_eval = "no Elo yet";  // guarded by eval_mu
   std::thread eval_thread([&] {
     int64_t failed = -1;
     while (!stopping.load() && rater != nullptr) {
-      const int64_t version = fleet.learner->stats().published_version;
+      const int64_t version = run_fleet->learner().stats().published_version;
       if (version <= rater->status().newest_version || version <= 1 || version == failed) {
         absl::SleepFor(absl::Milliseconds(500));
         continue;
       }
       // Keep a copy of `latest` as the evaluator's vN (the learner prunes its files).
       absl::StatusOr<int64_t> kept =
-          KeepCheckpoint(dir + "/checkpoints/latest", eval_checkpoints, game.name);
+          evaluator::KeepCheckpoint(dir + "/checkpoints/latest", eval_checkpoints, game.name);
       if (!kept.ok()) {
         absl::SleepFor(absl::Milliseconds(500));  // pruned or being replaced: the next one
         continue;
@@ -952,9 +781,9 @@ absl::Status RunRun(const std::vector<std::string>& args) {
       }
       const double elapsed = absl::ToDoubleSeconds(absl::Now() - start_time);
       std::cout << FitColumns(absl::StrFormat("[%5.0fs] evaluation %s", elapsed,
-                                              ReportLine(*report, rater->status())))
+                                              evaluator::ReportLine(*report, rater->status())))
                 << std::endl;
-      PruneCheckpoints(eval_checkpoints, rater->status());
+      evaluator::PruneCheckpoints(eval_checkpoints, rater->status());
       absl::MutexLock lock(&eval_mu);
       progress_log << EvaluationJson("evaluation", elapsed, *report, rater->status()) << std::endl;
       last_eval = EloText(*report);
@@ -964,8 +793,8 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   // 6. Progress lines until a signal, --minutes, or a component failing.
   const absl::Time end_time =
       minutes > 0 ? start_time + absl::Seconds(minutes * 60) : absl::InfiniteFuture();
-  Sample previous = TakeSample(fleet);
-  top::FleetScrape previous_scrape = ScrapeFleet(fleet);
+  Sample previous = run_fleet->TakeSample();
+  fleet::FleetScrape previous_scrape = run_fleet->Scrape();
   const bool full_view = absl::GetFlag(FLAGS_fleet_view);
   std::string last_bottleneck = "-";
   std::string stop_reason = "time is up";
@@ -979,10 +808,10 @@ absl::Status RunRun(const std::vector<std::string>& args) {
       stop_reason = strsignal(signal_number);
       break;
     }
-    const Sample now = TakeSample(fleet);
+    const Sample now = run_fleet->TakeSample();
     const double dt = std::max(1e-9, absl::ToDoubleSeconds(now.at - previous.at));
-    const learner::LearnerStats ls = fleet.learner->stats();
-    const actor::ActorStats actor_stats = fleet.actor->stats();
+    const learner::LearnerStats ls = run_fleet->learner().stats();
+    const actor::ActorStats actor_stats = run_fleet->actor().stats();
     const double run_dt = now.learner_run_s - previous.learner_run_s;
     const double data_wait = run_dt > 0 ? (now.data_wait_s - previous.data_wait_s) / run_dt : 0.0;
     const int64_t batches = now.batches - previous.batches;
@@ -993,7 +822,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
       absl::MutexLock lock(&eval_mu);
       eval_text = last_eval;
     }
-    const int64_t serving = fleet.inference->model_version();
+    const int64_t serving = run_fleet->inference().model_version();
     std::cout
         << ProgressLine(
                {absl::StrFormat("[%5.0fs]", elapsed),
@@ -1027,16 +856,16 @@ absl::Status RunRun(const std::vector<std::string>& args) {
                  now.positions_stored, ls.steps, (now.steps - previous.steps) / dt,
                  ls.last.total_loss, ls.last.policy_loss, ls.last.value_loss,
                  ls.last.ownership_loss, ls.last.score_loss, ls.last.learning_rate, data_wait,
-                 ls.published_version, fleet.inference->model_version(),
+                 ls.published_version, run_fleet->inference().model_version(),
                  actor_stats.resignation_enabled ? "true" : "false", actor_stats.resign_samples,
                  actor_stats.resign_false_positives)
           << std::endl;
     }
     // The `zf top` view of the same fleet: its bottleneck line, or all of it.
-    top::FleetScrape scrape = ScrapeFleet(fleet);
-    const top::FleetView view = top::ComputeFleetView(previous_scrape, scrape, dt);
+    fleet::FleetScrape scrape = run_fleet->Scrape();
+    const fleet::FleetView view = fleet::ComputeFleetView(previous_scrape, scrape, dt);
     if (full_view) {
-      std::cout << top::RenderFleetView(view) << std::flush;
+      std::cout << fleet::RenderFleetView(view) << std::flush;
     } else if (view.bottleneck.component != last_bottleneck) {
       // Printed when it moves (its figures change every line: --fleet_view and `zf top`).
       last_bottleneck = view.bottleneck.component;
@@ -1047,7 +876,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     previous_scrape = std::move(scrape);
     previous = now;
     if (absl::Now() >= end_time) break;
-    if (absl::Status actor_status = fleet.actor->Wait(absl::Now());
+    if (absl::Status actor_status = run_fleet->actor().Wait(absl::Now());
         !absl::IsDeadlineExceeded(actor_status)) {
       stop_reason = absl::StrCat("the actor stopped: ", actor_status.ToString());
       break;
@@ -1061,26 +890,19 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   // checkpoint), then the servers.
   std::cout << "zf run: stopping (" << stop_reason << ")" << std::endl;
   stopping.store(true);
-  fleet.actor->Stop();
-  if (absl::Status flushed = fleet.sink->Flush(absl::Now() + absl::Seconds(30)); !flushed.ok()) {
+  const fleet::InProcessFleet::StopReport stopped = run_fleet->StopSelfPlayAndTraining();
+  if (!stopped.flushed.ok()) {
     // Usually the replay rate limiter: it holds inserts until the learner has sampled enough.
-    // Nothing is lost: Close() spools them and `zf run --resume` sends them.
-    std::cout << "zf run: " << fleet.sink->writer().stats().unacked
-              << " finished games not yet acknowledged by replay (" << flushed.message()
+    // Nothing is lost: the writer spooled them and `zf run --resume` sends them.
+    std::cout << "zf run: " << stopped.unacked_games
+              << " finished games not yet acknowledged by replay (" << stopped.flushed.message()
               << "); they wait in " << dir << "/actor.spool for --resume" << std::endl;
   }
-  fleet.sink->Close();
-  fleet.learner->Stop();
-  fleet.learner_thread.join();
   eval_thread.join();
-  fleet.watcher->Stop();
-  fleet.inference->Shutdown();
-  fleet.model_server->Shutdown();
-  for (auto& shard : fleet.shards) shard->Shutdown();
-  fleet.metrics_server.reset();
+  run_fleet->ShutdownServers();
 
-  const learner::LearnerStats ls = fleet.learner->stats();
-  const actor::ActorStats as = fleet.actor->stats();
+  const learner::LearnerStats ls = run_fleet->learner().stats();
+  const actor::ActorStats as = run_fleet->actor().stats();
   const double elapsed = absl::ToDoubleSeconds(absl::Now() - start_time);
   std::cout << absl::StrFormat(
                    "zf run: %.0f s, %d games, %d learner steps; peak resident memory %.0f MiB\n"
@@ -1092,14 +914,14 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   if (rater != nullptr && ls.published_version > 1 &&
       ls.published_version > rater->status().newest_version) {
     const std::atomic<bool> never{false};
-    absl::StatusOr<int64_t> kept = KeepCheckpoint(latest, eval_checkpoints, game.name);
+    absl::StatusOr<int64_t> kept = evaluator::KeepCheckpoint(latest, eval_checkpoints, game.name);
     absl::StatusOr<evaluator::VersionReport> final_eval =
         kept.ok() ? rater->EvaluateVersion(*kept, never)
                   : absl::StatusOr<evaluator::VersionReport>(kept.status());
     if (final_eval.ok()) {
       std::cout << FitColumns(absl::StrCat("zf run: final evaluation ",
-                                           ReportLine(*final_eval, rater->status()), " (",
-                                           config.eval_sims, " simulations, ",
+                                           evaluator::ReportLine(*final_eval, rater->status()),
+                                           " (", config.eval_sims, " simulations, ",
                                            eval_options.games_per_opponent, " games per opponent)"),
                               100, 8)
                 << std::endl;
@@ -1120,7 +942,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
                         PeakResidentBytes("self"))
                  << std::endl;
   }
-  return fleet.learner_status;
+  return run_fleet->learner_status();
 }
 
 }  // namespace

@@ -48,11 +48,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "cli/players.h"
 #include "common/status_macros.h"
 #include "games/game.h"
 #include "games/go/go.h"
 #include "gtp/vertex.h"
+#include "players/player_spec.h"
 
 namespace zf::cli {
 
@@ -66,7 +66,8 @@ class GtpEngine {
 
   // Builds the player for games starting at `start`; called at Create and whenever boardsize
   // or komi changes the start.
-  using PlayerFactory = std::function<absl::StatusOr<std::unique_ptr<Player<G>>>(const G& start)>;
+  using PlayerFactory =
+      std::function<absl::StatusOr<std::unique_ptr<players::Player<G>>>(const G& start)>;
 
   struct Options {
     G start;                    // the empty board (for go: its size and komi)
@@ -81,7 +82,8 @@ class GtpEngine {
   // Returns: the engine; InvalidArgument for bad options; the factory's error.
   static absl::StatusOr<std::unique_ptr<GtpEngine>> Create(Options options) {
     ZF_RETURN_IF_ERROR(options.Validate());
-    ZF_ASSIGN_OR_RETURN(std::unique_ptr<Player<G>> player, options.make_player(options.start));
+    ZF_ASSIGN_OR_RETURN(std::unique_ptr<players::Player<G>> player,
+                        options.make_player(options.start));
     return std::unique_ptr<GtpEngine>(new GtpEngine(std::move(options), std::move(player)));
   }
 
@@ -128,7 +130,7 @@ class GtpEngine {
   }
 
  private:
-  GtpEngine(Options options, std::unique_ptr<Player<G>> player)
+  GtpEngine(Options options, std::unique_ptr<players::Player<G>> player)
       : start_(options.start),
         game_(options.start),
         make_player_(std::move(options.make_player)),
@@ -160,7 +162,7 @@ class GtpEngine {
       if (!game.IsLegal(action)) return Error("illegal move: the moves so far do not replay");
       game.Apply(action);
     }
-    absl::StatusOr<std::unique_ptr<Player<G>>> player = make_player_(start);
+    absl::StatusOr<std::unique_ptr<players::Player<G>>> player = make_player_(start);
     if (!player.ok()) return Error(absl::StrCat("engine error: ", player.status().message()));
     start_ = start;
     game_ = game;
@@ -277,7 +279,7 @@ class GtpEngine {
     absl::StatusOr<int> action = player_->ChooseAction(game_);
     if (!action.ok()) return Error(absl::StrCat("engine error: ", action.status().message()));
     thinking_ = player_->Thinking(game_);
-    if (*action == kResignAction) return std::string("resign");
+    if (*action == players::kResignAction) return std::string("resign");
     if (!game_.IsLegal(*action)) {
       return Error(absl::StrCat("engine error: the player chose illegal action ", *action));
     }
@@ -303,7 +305,7 @@ class GtpEngine {
   G game_;
   std::vector<int> moves_;  // played since start_, for undo and komi
   PlayerFactory make_player_;
-  std::unique_ptr<Player<G>> player_;
+  std::unique_ptr<players::Player<G>> player_;
   std::string thinking_;
   bool quit_ = false;
 };

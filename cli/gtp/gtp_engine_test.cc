@@ -15,7 +15,7 @@ using ::testing::StartsWith;
 
 // Plays a scripted list of answers, then the lowest legal action.
 template <games::Game G>
-class ScriptedPlayer final : public Player<G> {
+class ScriptedPlayer final : public players::Player<G> {
  public:
   explicit ScriptedPlayer(std::vector<absl::StatusOr<int>>* script) : script_(script) {}
   absl::StatusOr<int> ChooseAction(const G& game) override {
@@ -39,10 +39,10 @@ class GtpEngineFixture {
   explicit GtpEngineFixture(const G& start) {
     absl::StatusOr<std::unique_ptr<GtpEngine<G>>> engine = GtpEngine<G>::Create(
         {.start = start,
-         .make_player = [this](const G& s) -> absl::StatusOr<std::unique_ptr<Player<G>>> {
+         .make_player = [this](const G& s) -> absl::StatusOr<std::unique_ptr<players::Player<G>>> {
            ++players_made;
            starts.push_back(s.Name());
-           return std::unique_ptr<Player<G>>(new ScriptedPlayer<G>(&script));
+           return std::unique_ptr<players::Player<G>>(new ScriptedPlayer<G>(&script));
          }});
     EXPECT_TRUE(engine.ok()) << engine.status();
     engine_ = std::move(*engine);
@@ -114,7 +114,7 @@ TEST(GtpEngineTest, SuicideIsIllegal) {
 
 TEST(GtpEngineTest, GenmoveAsksThePlayerAndPlaysItsMove) {
   GoGtp gtp(*games::Go::Create(5));
-  gtp.script = {7, kResignAction, absl::UnavailableError("engine died"), 99};
+  gtp.script = {7, players::kResignAction, absl::UnavailableError("engine died"), 99};
   EXPECT_EQ(gtp("5 genmove b"), "=5 C4\n\n");  // action 7 = row 1, col 2
   EXPECT_EQ(gtp.engine().position().StoneAt(1, 2), 0);
   EXPECT_EQ(gtp("genmove black"), "? illegal move: it is white's turn\n\n");
@@ -236,15 +236,15 @@ TEST(GtpEngineTest, CreateNeedsAPlayerFactory) {
 TEST(GnuGoPlayerTest, JoinsAfterAnOpeningItDidNotSeeThenFollows) {
   if (!gtp::FindGnuGo().ok()) GTEST_SKIP() << "GNU Go is not installed";
   games::Go game = *games::Go::Create(9);
-  absl::StatusOr<std::unique_ptr<Player<games::Go>>> gnugo =
-      MakePlayer<games::Go>("gnugo:0", game, 1);
+  absl::StatusOr<std::unique_ptr<players::Player<games::Go>>> gnugo =
+      players::MakePlayer<games::Go>("gnugo:0", game, 1);
   ASSERT_TRUE(gnugo.ok()) << gnugo.status();
   for (const char* move : {"E5", "pass", "C3"}) game.Apply(*game.ParseAction(move));
   for (int ply = 0; ply < 6 && !game.IsTerminal(); ++ply) {
     absl::StatusOr<int> action = (*gnugo)->ChooseAction(game);
     ASSERT_TRUE(action.ok()) << "ply " << ply << ": " << action.status();
-    ASSERT_TRUE(action.value() == kResignAction || game.IsLegal(*action)) << *action;
-    if (*action == kResignAction) break;
+    ASSERT_TRUE(action.value() == players::kResignAction || game.IsLegal(*action)) << *action;
+    if (*action == players::kResignAction) break;
     game.Apply(*action);
   }
   EXPECT_GE(game.NumMoves(), 4);
@@ -256,7 +256,7 @@ TEST(GnuGoPlayerTest, JoinsAfterAnOpeningItDidNotSeeThenFollows) {
   ASSERT_EQ(captured.StoneAt(0, 0), -1);  // A9 was taken
   absl::StatusOr<int> reply = (*gnugo)->ChooseAction(captured);
   ASSERT_TRUE(reply.ok()) << reply.status();
-  EXPECT_TRUE(*reply == kResignAction || captured.IsLegal(*reply)) << *reply;
+  EXPECT_TRUE(*reply == players::kResignAction || captured.IsLegal(*reply)) << *reply;
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "cli/abuse_bench.h"
+#include "inference_server/bench/abuse_bench.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -22,15 +22,15 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
-#include "cli/top/scrape.h"
 #include "common/grpc/channel.h"
 #include "common/host_info.h"
 #include "common/metrics/text_parser.h"
 #include "common/status_macros.h"
 #include "common/testing/background_process.h"
+#include "common/testing/http_get.h"
 #include "proto/zerofleet/v1/inference.grpc.pb.h"
 
-namespace zf::cli {
+namespace zf::inference {
 namespace {
 
 using zerofleet::v1::EvaluateRequest;
@@ -134,9 +134,9 @@ absl::StatusOr<AbuseBenchResult> RunAbuseBench(const AbuseBenchOptions& o) {
   }
   const pid_t pid = server->pid();
   auto open_streams = [&]() -> double {
-    auto text = top::FetchMetrics({.host = "127.0.0.1", .port = metrics_port}, absl::Seconds(2));
-    if (!text.ok()) return -1;
-    auto families = metrics::ParseText(*text);
+    auto response = testing::HttpGet("127.0.0.1", metrics_port, "/metrics", absl::Seconds(2));
+    if (!response.ok() || response->status_code != 200) return -1;
+    auto families = metrics::ParseText(response->body);
     if (!families.ok()) return -1;
     for (const auto& f : *families) {
       if (f.name == "zf_inference_open_streams" && !f.metric.empty()) {
@@ -461,4 +461,4 @@ std::string FormatAbuseBenchJson(const AbuseBenchResult& r) {
       r.threads_before, r.threads_peak, r.threads_after, r.streams_freed_s);
 }
 
-}  // namespace zf::cli
+}  // namespace zf::inference

@@ -1,6 +1,8 @@
-// RemoteEvaluator<G>: a search::Evaluator over a RemoteEvaluatorClient, for simple synchronous
-// use (one batch at a time). The actor's workers submit through the client directly to keep
-// several requests in flight; this adapter blocks for each batch.
+// RemoteEvaluator<G>: a search::Evaluator over an inference::RemoteEvaluatorClient, for simple
+// synchronous use (one batch at a time). The client speaks tensors (planes in, logits and WDL
+// out); this adapter is where a game's positions become planes and answers become priors. The
+// actor's workers submit through the client directly to keep several requests in flight; this
+// adapter blocks for each batch.
 //
 // Evaluate encodes the positions into one request, waits for the answer, and turns it into
 // priors and values as LocalEvaluator does: a softmax over the legal actions' logits (0 for
@@ -26,12 +28,12 @@
 #include "inference_server/client/remote_evaluator_client.h"
 #include "search/evaluator.h"
 
-namespace zf::inference {
+namespace zf::actor {
 
 template <games::Game G>
 class RemoteEvaluator final : public search::Evaluator<G> {
  public:
-  explicit RemoteEvaluator(RemoteEvaluatorClient* client) : client_(client) {}
+  explicit RemoteEvaluator(inference::RemoteEvaluatorClient* client) : client_(client) {}
 
   // Blocks until the server answers (through reconnections, if any).
   // Returns: OK; InvalidArgument for wrong span sizes or a terminal position; the request's
@@ -72,12 +74,13 @@ class RemoteEvaluator final : public search::Evaluator<G> {
       positions[i].Encode(planes_.data() + i * plane_size);
     }
     absl::Notification answered;
-    absl::StatusOr<RemoteEvaluatorClient::Result> result;
-    absl::Status submitted = client_->Submit(planes_, static_cast<int>(n),
-                                             [&](absl::StatusOr<RemoteEvaluatorClient::Result> r) {
-                                               result = std::move(r);
-                                               answered.Notify();
-                                             });
+    absl::StatusOr<inference::RemoteEvaluatorClient::Result> result;
+    absl::Status submitted =
+        client_->Submit(planes_, static_cast<int>(n),
+                        [&](absl::StatusOr<inference::RemoteEvaluatorClient::Result> r) {
+                          result = std::move(r);
+                          answered.Notify();
+                        });
     if (!submitted.ok()) return submitted;
     answered.WaitForNotification();
     if (!result.ok()) return result.status();
@@ -115,9 +118,9 @@ class RemoteEvaluator final : public search::Evaluator<G> {
     return absl::OkStatus();
   }
 
-  RemoteEvaluatorClient* const client_;
+  inference::RemoteEvaluatorClient* const client_;
   std::vector<uint8_t> planes_;
   std::vector<int> legal_;
 };
 
-}  // namespace zf::inference
+}  // namespace zf::actor

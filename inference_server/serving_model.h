@@ -1,5 +1,5 @@
 // Loading a network for serving: a checkpoint (or a fresh network) wrapped as the inference
-// server's TorchBackend. Shared by `zf inference` and `zf run`.
+// server's TorchBackend. Shared by `zf inference` and the in-process fleet of `zf run`.
 #pragma once
 
 #include <cstdint>
@@ -11,10 +11,10 @@
 #include "inference_server/backend.h"
 #include "model/network.h"
 
-namespace zf::cli {
+namespace zf::inference {
 
 struct ServingModel {
-  std::shared_ptr<inference::Backend> backend;
+  std::shared_ptr<Backend> backend;
   std::string game;
   model::NetworkShape shape;
 };
@@ -28,10 +28,9 @@ struct ServingModelOptions {
   uint64_t seed = 0;
   // The largest batch the backend takes (the batcher's max_batch).
   int max_batch = 256;
-  // LibTorch/OpenBLAS intra-op threads; <= 0: cli::DefaultIntraOpThreads() (OMP_NUM_THREADS
-  // when set, else one per core: a CPU server parallelizes inside the forward pass; on CUDA
-  // this only sizes the CPU pool).
-  int intra_op_threads = 0;
+  // LibTorch/OpenBLAS intra-op threads, >= 1 (a CPU server parallelizes inside the forward pass;
+  // on CUDA this only sizes the CPU pool). `zf inference` takes OMP_NUM_THREADS or every core.
+  int intra_op_threads = 1;
   // model::InferenceSession::Options: device, precision, CUDA graphs, and the Runs that proceed
   // at once (give it the batcher's worker count).
   std::string device = "auto";
@@ -44,4 +43,4 @@ struct ServingModelOptions {
 // Returns: the model; the session's errors (NotFound, DataLoss, InvalidArgument).
 absl::StatusOr<ServingModel> LoadServingModel(const ServingModelOptions& options);
 
-}  // namespace zf::cli
+}  // namespace zf::inference

@@ -1,4 +1,5 @@
-// Small helpers for writing the JSON that `zf ... --json` prints (flat objects and arrays).
+// Small helpers for writing the JSON that `zf ... --json` and the benchmarks print (flat objects
+// and arrays).
 #pragma once
 
 #include <string>
@@ -6,7 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 
-namespace zf::cli {
+namespace zf {
 
 // `s` as a JSON string literal, quotes included, with control characters escaped.
 inline std::string JsonString(absl::string_view s) {
@@ -40,4 +41,4 @@ inline std::string JsonString(absl::string_view s) {
   return out;
 }
 
-}  // namespace zf::cli
+}  // namespace zf

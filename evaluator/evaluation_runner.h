@@ -1,6 +1,6 @@
 // What the evaluator role and `zf run` share to rate networks by playing them: a MatchRunner over
-// the players of cli/players.h ("vN" is CHECKPOINTS/vN.zfckpt played by MCTS on a CPU inference
-// session), the default anchors per game, and the one-line report of a rated version.
+// the players of players/player_spec.h ("vN" is CHECKPOINTS/vN.zfckpt played by MCTS on a CPU
+// inference session), the default anchors per game, and the one-line report of a rated version.
 #pragma once
 
 #include <time.h>
@@ -22,17 +22,17 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "cli/players.h"
 #include "common/status_macros.h"
 #include "evaluator/evaluator.h"
 #include "games/game.h"
 #include "model/checkpoint.h"
+#include "players/player_spec.h"
 #include "proto/zerofleet/v1/evaluation.pb.h"
 
-namespace zf::cli {
+namespace zf::evaluator {
 
-// Plays evaluation games with the players of cli/players.h; "vN" is a network from `checkpoints`.
-// Thread-compatible: one game at a time (the evaluator's thread).
+// Plays evaluation games with the players of players/player_spec.h; "vN" is a network from
+// `checkpoints`. Thread-compatible: one game at a time (the evaluator's thread).
 template <games::Game G>
 class PlayersMatchRunner final : public evaluator::MatchRunner {
  public:
@@ -50,21 +50,21 @@ class PlayersMatchRunner final : public evaluator::MatchRunner {
                                                      uint64_t seed) override {
     // A network's player is kept from one game to the next of a match (loading and verifying its
     // checkpoint is the expensive part); players that are not networks start fresh from `seed`.
-    std::map<std::string, std::unique_ptr<Player<G>>> networks;
-    std::unique_ptr<Player<G>> fresh[2];
-    Player<G>* seats[2] = {nullptr, nullptr};
+    std::map<std::string, std::unique_ptr<players::Player<G>>> networks;
+    std::unique_ptr<players::Player<G>> fresh[2];
+    players::Player<G>* seats[2] = {nullptr, nullptr};
     for (int seat = 0; seat < 2; ++seat) {
       const std::string& name = seat == 0 ? first : second;
       const uint64_t player_seed = seat == 0 ? seed : seed ^ 0x9e3779b97f4a7c15ull;
       if (!evaluator::ParseVersionPlayer(name).has_value()) {
-        ZF_ASSIGN_OR_RETURN(fresh[seat], MakePlayer<G>(name, start_, player_seed));
+        ZF_ASSIGN_OR_RETURN(fresh[seat], players::MakePlayer<G>(name, start_, player_seed));
         seats[seat] = fresh[seat].get();
         continue;
       }
       auto it = networks_.find(name);
       if (it == networks_.end()) {
-        ZF_ASSIGN_OR_RETURN(std::unique_ptr<Player<G>> player,
-                            MakePlayer<G>(Spec(name), start_, player_seed));
+        ZF_ASSIGN_OR_RETURN(std::unique_ptr<players::Player<G>> player,
+                            players::MakePlayer<G>(Spec(name), start_, player_seed));
         it = networks_.emplace(name, std::move(player)).first;
       }
       seats[seat] = it->second.get();
@@ -74,13 +74,13 @@ class PlayersMatchRunner final : public evaluator::MatchRunner {
     G game = start_;
     std::mt19937_64 rng(seed);
     std::vector<int> opening;
-    PlayRandomOpening(game, opening_moves, rng, &opening);
+    players::PlayRandomOpening(game, opening_moves, rng, &opening);
     zerofleet::v1::EvaluationGame record;
     record.set_moves(static_cast<int>(opening.size()));
     int resigned = -1;
     while (!game.IsTerminal()) {
       ZF_ASSIGN_OR_RETURN(int action, seats[game.ToPlay()]->ChooseAction(game));
-      if (action == kResignAction) {
+      if (action == players::kResignAction) {
         resigned = game.ToPlay();
         break;
       }
@@ -110,7 +110,7 @@ class PlayersMatchRunner final : public evaluator::MatchRunner {
   const G start_;
   const std::string checkpoints_;
   const int sims_;
-  std::map<std::string, std::unique_ptr<Player<G>>> networks_;  // of the last game
+  std::map<std::string, std::unique_ptr<players::Player<G>>> networks_;  // of the last game
 };
 
 // Holds the thread that plays to `share` of one core: after each game it sleeps until the
@@ -241,4 +241,4 @@ inline std::string RatingAnchor(const std::vector<std::string>& anchors) {
   return anchors.empty() ? std::string() : anchors.front();
 }
 
-}  // namespace zf::cli
+}  // namespace zf::evaluator

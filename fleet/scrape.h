@@ -9,9 +9,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "cli/top/fleet_view.h"
+#include "fleet/fleet_view.h"
 
-namespace zf::top {
+namespace zf::fleet {
 
 struct ScrapeAddress {
   std::string host;
@@ -35,4 +35,4 @@ absl::StatusOr<std::string> FetchMetrics(const ScrapeAddress& address, absl::Dur
 TargetScrape ScrapeTarget(const std::string& target, const ScrapeAddress& address,
                           absl::Duration timeout);
 
-}  // namespace zf::top
+}  // namespace zf::fleet

@@ -1,5 +1,7 @@
 // The net player's spec and options, in process: a fake network evaluator stands in for
 // LibTorch (cli/network_runtime.h's hook), so this runs without a checkpoint.
+#include "players/player_spec.h"
+
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -7,13 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "cli/players.h"
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "search/uniform_evaluator.h"
 
-namespace zf::cli {
+namespace zf::players {
 namespace {
 
 using ::testing::ElementsAre;
@@ -174,4 +175,4 @@ TEST_F(NetPlayerTest, BadOptionsAreNamed) {
 }
 
 }  // namespace
-}  // namespace zf::cli
+}  // namespace zf::players

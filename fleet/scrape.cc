@@ -1,4 +1,4 @@
-#include "cli/top/scrape.h"
+#include "fleet/scrape.h"
 
 #include <httplib.h>
 
@@ -8,7 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
-namespace zf::top {
+namespace zf::fleet {
 
 absl::StatusOr<ScrapeAddress> ParseScrapeAddress(const std::string& text) {
   std::string rest = text;
@@ -73,4 +73,4 @@ TargetScrape ScrapeTarget(const std::string& target, const ScrapeAddress& addres
   return TargetFromText(target, *body);
 }
 
-}  // namespace zf::top
+}  // namespace zf::fleet

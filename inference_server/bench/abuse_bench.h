@@ -28,7 +28,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace zf::cli {
+namespace zf::inference {
 
 struct AbuseBenchOptions {
   std::string zf;  // the zf binary that runs the server
@@ -73,4 +73,4 @@ absl::StatusOr<AbuseBenchResult> RunAbuseBench(const AbuseBenchOptions& options)
 std::string FormatAbuseBenchTable(const AbuseBenchResult& result);
 std::string FormatAbuseBenchJson(const AbuseBenchResult& result);
 
-}  // namespace zf::cli
+}  // namespace zf::inference

@@ -1,4 +1,4 @@
-#include "cli/top/fleet_view.h"
+#include "fleet/fleet_view.h"
 
 #include <cmath>
 #include <memory>
@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "cli/top/scrape.h"
 #include "common/metrics/exposition.h"
 #include "common/testing/status_matchers.h"
+#include "fleet/scrape.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "prometheus/counter.h"
@@ -17,7 +17,7 @@
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
 
-namespace zf::top {
+namespace zf::fleet {
 namespace {
 
 using ::testing::HasSubstr;
@@ -339,4 +339,4 @@ TEST(ScrapeTest, UnreachableTargetIsUnavailable) {
 }
 
 }  // namespace
-}  // namespace zf::top
+}  // namespace zf::fleet

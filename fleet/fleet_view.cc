@@ -1,4 +1,4 @@
-#include "cli/top/fleet_view.h"
+#include "fleet/fleet_view.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,11 +10,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "cli/json.h"
+#include "common/json.h"
 #include "common/metrics/exposition.h"
 #include "common/metrics/text_parser.h"
 
-namespace zf::top {
+namespace zf::fleet {
 namespace {
 
 using prometheus::ClientMetric;
@@ -581,7 +581,7 @@ std::string RenderFleetView(const FleetView& v) {
 }
 
 std::string FleetViewJson(const FleetView& v) {
-  using cli::JsonString;
+  using ::zf::JsonString;
   auto field = [](absl::string_view name, double value) {
     return absl::StrCat(JsonString(name), ": ", JsonNumber(value));
   };
@@ -648,4 +648,4 @@ std::string FleetViewJson(const FleetView& v) {
   return absl::StrCat("{", absl::StrJoin(parts, ", "), "}");
 }
 
-}  // namespace zf::top
+}  // namespace zf::fleet

@@ -2,7 +2,7 @@
 // quantiles, model staleness and the current bottleneck, computed from two rounds of metric
 // scrapes taken `elapsed_seconds` apart.
 //
-//   FleetScrape before = ScrapeFleet(addresses, timeout);          // cli/top/scrape.h, or
+//   FleetScrape before = ScrapeFleet(addresses, timeout);          // fleet/scrape.h, or
 //   FleetScrape before = {TargetFromRegistry("actor", *registry)};  // in-process registries
 //   ... wait ...
 //   FleetScrape after = ...;
@@ -83,7 +83,7 @@
 #include "prometheus/metric_family.h"
 #include "prometheus/registry.h"
 
-namespace zf::top {
+namespace zf::fleet {
 
 // kStarvedShare matches the ZfLearnerStarved alert (deploy/prometheus/alerts.yml).
 inline constexpr double kStarvedShare = 0.2;
@@ -187,4 +187,4 @@ std::string FleetViewJson(const FleetView& view);
 // a rank in the +Inf bucket answers the highest finite bound. NaN when there are no observations.
 double HistogramQuantile(double q, const std::vector<prometheus::ClientMetric::Bucket>& buckets);
 
-}  // namespace zf::top
+}  // namespace zf::fleet

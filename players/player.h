@@ -1,0 +1,171 @@
+// The player interface and the players that need nothing outside search/: random moves, the
+// tic-tac-toe solver, and MCTS over any evaluator. Built from spec strings by MakePlayer
+// (players/player_spec.h); GNU Go is players/gnugo_player.h.
+//
+// Thread-compatible: one player per thread.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "common/status_macros.h"
+#include "games/game.h"
+#include "games/tictactoe/tictactoe.h"
+#include "search/evaluator.h"
+#include "search/mcts.h"
+#include "search/minimax.h"
+
+namespace zf::players {
+
+// What ChooseAction returns for a player that resigns (only gnugo:LEVEL does): the game ends
+// with a loss for the player to move. `zf match` and `zf play` score it so; `zf gtp` answers
+// "resign".
+inline constexpr int kResignAction = -1;
+
+// Random plies that open each evaluation or match game unless told otherwise: 1 for tic-tac-toe
+// (nine first moves), 2 else. Without them two deterministic players (MCTS at a fixed simulation
+// count, GNU Go) replay the same few games.
+inline int DefaultOpeningMoves(const std::string& game) { return game == "tictactoe" ? 1 : 2; }
+
+// Plays up to `plies` uniformly random legal moves on `game` (fewer if it ends), appending each
+// action to `actions` when given; a game with a pass (Go) never passes in the opening (two
+// random passes would end the game on the empty board). The same rng state gives the same
+// opening.
+template <games::Game G>
+void PlayRandomOpening(G& game, int plies, std::mt19937_64& rng,
+                       std::vector<int>* actions = nullptr) {
+  std::vector<int> legal;
+  for (int k = 0; k < plies && !game.IsTerminal(); ++k) {
+    game.LegalActions(&legal);
+    if constexpr (requires(const G& g) { g.PassAction(); }) {
+      if (legal.size() > 1) std::erase(legal, game.PassAction());
+    }
+    const int action = legal[std::uniform_int_distribution<size_t>(0, legal.size() - 1)(rng)];
+    game.Apply(action);
+    if (actions != nullptr) actions->push_back(action);
+  }
+}
+
+// The statistics of a player's last search, for `zf analyze`.
+struct SearchReport {
+  float value = 0.0f;  // the root's mean value for the player to move, in [-1, 1]
+  int root_visits = 0;
+  std::vector<search::ChildStats> children;  // legal actions, increasing
+};
+
+template <games::Game G>
+class Player {
+ public:
+  virtual ~Player() = default;
+  // Chooses a move in the non-terminal position `game`.
+  // Returns: a legal action, or kResignAction from a player that can resign; an evaluator's
+  // or engine's error (e.g. Internal, Unavailable) otherwise.
+  virtual absl::StatusOr<int> ChooseAction(const G& game) = 0;
+  // What the last ChooseAction considered, for people watching (empty if nothing to say).
+  virtual std::string Thinking(const G& game) const { return ""; }
+  // The last ChooseAction's search statistics; nullopt for players that do not search.
+  virtual std::optional<SearchReport> LastSearch() const { return std::nullopt; }
+};
+
+template <games::Game G>
+class RandomPlayer final : public Player<G> {
+ public:
+  explicit RandomPlayer(uint64_t seed) : rng_(seed) {}
+  absl::StatusOr<int> ChooseAction(const G& game) override {
+    game.LegalActions(&legal_);
+    return legal_[std::uniform_int_distribution<size_t>(0, legal_.size() - 1)(rng_)];
+  }
+
+ private:
+  std::mt19937_64 rng_;
+  std::vector<int> legal_;
+};
+
+template <games::Game G>
+class PerfectPlayer final : public Player<G> {
+ public:
+  explicit PerfectPlayer(uint64_t seed) : rng_(seed) {}
+  absl::StatusOr<int> ChooseAction(const G& game) override {
+    ZF_ASSIGN_OR_RETURN(std::vector<int> best, solver_.OptimalActions(game));
+    last_best_ = best;
+    return best[std::uniform_int_distribution<size_t>(0, best.size() - 1)(rng_)];
+  }
+  std::string Thinking(const G& game) const override {
+    std::vector<std::string> names;
+    for (int a : last_best_) names.push_back(game.ActionToString(a));
+    return absl::StrCat("optimal moves: ", absl::StrJoin(names, " "));
+  }
+
+ private:
+  std::mt19937_64 rng_;
+  search::MinimaxSolver<G> solver_;
+  std::vector<int> last_best_;
+};
+
+// MCTS over any evaluator: a fresh tree per move, the most visited move is played (with
+// lcb_stdevs > 0 the one with the best lower confidence bound). With score_utility > 0 the
+// evaluator's scores steer the search (search::MctsOptions).
+template <games::Game G>
+class MctsPlayer final : public Player<G> {
+ public:
+  static absl::StatusOr<std::unique_ptr<MctsPlayer>> Create(
+      const G& start, int simulations, std::unique_ptr<search::Evaluator<G>> evaluator,
+      uint64_t seed, int batch_size, float score_utility = 0.0f, float lcb_stdevs = 0.0f) {
+    search::MctsOptions options;
+    options.num_simulations = simulations;
+    options.seed = seed;
+    options.score_utility = score_utility;
+    options.lcb_stdevs = lcb_stdevs;
+    ZF_ASSIGN_OR_RETURN(std::unique_ptr<search::Mcts<G>> mcts,
+                        search::Mcts<G>::Create(start, options));
+    return std::unique_ptr<MctsPlayer>(
+        new MctsPlayer(std::move(mcts), std::move(evaluator), batch_size));
+  }
+
+  absl::StatusOr<int> ChooseAction(const G& game) override {
+    mcts_->SetRoot(game);
+    ZF_RETURN_IF_ERROR(mcts_->Run(*evaluator_, batch_size_));
+    return mcts_->BestAction();
+  }
+
+  std::string Thinking(const G& game) const override {
+    std::vector<search::ChildStats> children = mcts_->RootChildren();
+    std::sort(children.begin(), children.end(),
+              [](const auto& a, const auto& b) { return a.visits > b.visits; });
+    std::string out = absl::StrFormat("value %+.3f over %d visits; top moves:", mcts_->RootValue(),
+                                      mcts_->RootVisits());
+    for (size_t i = 0; i < children.size() && i < 5; ++i) {
+      absl::StrAppendFormat(&out, "  %s %d visits (%+.2f)", game.ActionToString(children[i].action),
+                            children[i].visits, children[i].value);
+    }
+    return out;
+  }
+
+  std::optional<SearchReport> LastSearch() const override {
+    return SearchReport{mcts_->RootValue(), mcts_->RootVisits(), mcts_->RootChildren()};
+  }
+
+ private:
+  MctsPlayer(std::unique_ptr<search::Mcts<G>> mcts, std::unique_ptr<search::Evaluator<G>> evaluator,
+             int batch_size)
+      : mcts_(std::move(mcts)), evaluator_(std::move(evaluator)), batch_size_(batch_size) {}
+
+  std::unique_ptr<search::Mcts<G>> mcts_;
+  std::unique_ptr<search::Evaluator<G>> evaluator_;
+  int batch_size_;
+};
+
+}  // namespace zf::players
