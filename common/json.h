@@ -2,6 +2,8 @@
 // and arrays).
 #pragma once
 
+#include <charconv>
+#include <cmath>
 #include <string>
 
 #include "absl/strings/str_format.h"
@@ -39,6 +41,15 @@ inline std::string JsonString(absl::string_view s) {
   }
   out += '"';
   return out;
+}
+
+// `x` as a JSON number: the shortest text that reads back as the same double ("0.1", "2",
+// "1e-07"); "null" for NaN and the infinities, which JSON cannot spell.
+inline std::string JsonNumber(double x) {
+  if (!std::isfinite(x)) return "null";
+  char buffer[32];
+  const std::to_chars_result end = std::to_chars(buffer, buffer + sizeof(buffer), x);
+  return std::string(buffer, end.ptr);
 }
 
 }  // namespace zf

@@ -127,6 +127,15 @@ TEST(RunE2eTest, TheWholeLoopTrainsAndServesNewVersionsAndResumes) {
 
   // A second start on the same directory must say --resume; with it, the run goes on.
   ExpectUsageError({"run", "--game", "tictactoe", "--dir", dir, "--minutes", "0.1"}, "--resume");
+  // run.json keeps every digit: a seed past 2^53 (where a double would round it) is read back
+  // and written again as it was.
+  {
+    std::string json = FileText(dir + "/run.json");
+    const size_t at = json.find("\"seed\": ");
+    ASSERT_NE(at, std::string::npos) << json;
+    json = json.substr(0, at) + "\"seed\": 18446744073709551615}\n";
+    std::ofstream(dir + "/run.json") << json;
+  }
   // The resume turns the decay off (the schedule is the one setting it may change): the
   // resumed part trains at the base rate to its end, and run.json says so.
   r = Zf({"run", "--resume", "--dir", dir, "--minutes", "0.2", "--progress_s", "2",
@@ -153,6 +162,7 @@ TEST(RunE2eTest, TheWholeLoopTrainsAndServesNewVersionsAndResumes) {
   EXPECT_DOUBLE_EQ(Field(resumed_progress.back(), "learning_rate"), 0.02);
   EXPECT_THAT(FileText(dir + "/run.json"),
               HasSubstr("\"lr_decay_fraction\": 0, \"lr_final_fraction\": 0.1,"));
+  EXPECT_THAT(FileText(dir + "/run.json"), HasSubstr("\"seed\": 18446744073709551615}"));
   fs::remove_all(dir);
 }
 
@@ -228,6 +238,30 @@ TEST(RunE2eTest, GoDefaultsAndTheFlagsThatTurnThemOff) {
   EXPECT_THAT(plain_line,
               HasSubstr("with ownership and score heads, fast searches of 8 simulations, 2 replay "
                         "shards at 8 samples per insert"));
+}
+
+// run.json is read back with nlohmann-json: a damaged file is refused naming what is wrong, never
+// half-read into a run with other settings.
+TEST(RunE2eTest, ADamagedRunJsonIsRefusedNamingTheKey) {
+  const std::string dir = TempDir("zf-run-damaged");
+  fs::create_directories(dir);
+  const auto resume_with = [&](const std::string& run_json) {
+    std::ofstream(dir + "/run.json") << run_json;
+    return Zf({"run", "--resume", "--dir", dir, "--minutes", "0.05"});
+  };
+  ProcessResult r = resume_with("{\"game\": \"tictactoe\", \"blocks\": \"three\"}\n");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.stderr_text, HasSubstr("\"blocks\" has the wrong type: \"three\""))
+      << r.stderr_text;
+  r = resume_with("{\"game\": \"tictactoe\", \"blocks\": 2, \"filters\": 3.5}\n");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.stderr_text, HasSubstr("\"filters\" has the wrong type: 3.5")) << r.stderr_text;
+  r = resume_with("{\"game\": \"tictactoe\", \"blocks\": 2}\n");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.stderr_text, HasSubstr("no \"filters\"")) << r.stderr_text;
+  r = resume_with("{\"game\": \"tictactoe\", \"blocks\": 2,");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.stderr_text, HasSubstr("is not a JSON object")) << r.stderr_text;
 }
 
 TEST(RunE2eTest, BadInputIsAUsageError) {

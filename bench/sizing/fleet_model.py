@@ -1,7 +1,7 @@
 """A mean-value model of a zerofleet fleet: games/s, each server's batch and duty cycle, the
 latency an actor sees, and the bottleneck, from per-component costs that `zf bench` measures.
 
-The fleet, as the model sees it (docs/operations.md, "Sizing a fleet"):
+The fleet, as the model sees it (docs/sizing.md, "Sizing a fleet"):
 
   - P actor processes x W worker threads. A worker owns g games split into G = min(k, g) groups
     (k = requests_in_flight); each group has one inference request of r rows in flight or is

@@ -1,4 +1,4 @@
-"""The sizing table of docs/operations.md: Go networks on one to eight GPUs, from the fleet model
+"""The sizing table of docs/sizing.md: Go networks on one to eight GPUs, from the fleet model
 with this machine's measured CPU costs and assumed GPU figures (profiles/gpu-h100-assumed.json,
 whose notes say where each comes from).
 

@@ -31,11 +31,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "absl/cleanup/cleanup.h"
@@ -69,6 +71,7 @@
 #include "learner/learner.h"
 #include "learner/lr_schedule.h"
 #include "model/game_network.h"
+#include "nlohmann/json.hpp"
 #include "players/player_spec.h"
 #include "search/self_play.h"
 
@@ -143,23 +146,27 @@ struct RunConfig {
   std::string eval_vs = "mcts:200";
   uint64_t seed = 1;
 
+  // One line of JSON, keys in this order. Numbers are the shortest text that reads back as the
+  // same value (JsonNumber), strings escaped (JsonString).
   std::string ToJson() const {
-    return absl::StrFormat(
-        "{\"game\": \"%s\", \"blocks\": %d, \"filters\": %d, \"shards\": %d, "
-        "\"selfplay_sims\": %d, \"selfplay_fast_sims\": %d, \"forced_playout_k\": %g, "
-        "\"score_utility\": %g, \"gumbel_considered_actions\": %d, "
-        "\"aux_heads\": %d, "
-        "\"global_pooling\": %d, \"games_per_worker\": %d, \"requests_in_flight\": %d, "
-        "\"max_batch\": %d, \"batch_size\": %d, "
-        "\"lr\": %g, \"lr_decay_fraction\": %g, \"lr_final_fraction\": %g, "
-        "\"steps_per_checkpoint\": %d, \"capacity\": %d, \"min_size_to_sample\": %d, "
-        "\"samples_per_insert\": %g, \"eval_games\": %d, \"eval_sims\": %d, \"eval_vs\": \"%s\", "
-        "\"seed\": %d}\n",
-        game, blocks, filters, shards, selfplay_sims, selfplay_fast_sims, forced_playout_k,
-        score_utility, gumbel_considered_actions, aux_heads ? 1 : 0, global_pooling ? 1 : 0,
-        games_per_worker, requests_in_flight, max_batch, batch_size, lr, lr_decay.decay_fraction,
-        lr_decay.final_fraction, steps_per_checkpoint, capacity, min_size_to_sample,
-        samples_per_insert, eval_games, eval_sims, eval_vs, seed);
+    return absl::StrCat(
+        "{\"game\": ", JsonString(game), ", \"blocks\": ", blocks, ", \"filters\": ", filters,
+        ", \"shards\": ", shards, ", \"selfplay_sims\": ", selfplay_sims,
+        ", \"selfplay_fast_sims\": ", selfplay_fast_sims,
+        ", \"forced_playout_k\": ", JsonNumber(forced_playout_k),
+        ", \"score_utility\": ", JsonNumber(score_utility),
+        ", \"gumbel_considered_actions\": ", gumbel_considered_actions,
+        ", \"aux_heads\": ", aux_heads ? 1 : 0, ", \"global_pooling\": ", global_pooling ? 1 : 0,
+        ", \"games_per_worker\": ", games_per_worker,
+        ", \"requests_in_flight\": ", requests_in_flight, ", \"max_batch\": ", max_batch,
+        ", \"batch_size\": ", batch_size, ", \"lr\": ", JsonNumber(lr),
+        ", \"lr_decay_fraction\": ", JsonNumber(lr_decay.decay_fraction),
+        ", \"lr_final_fraction\": ", JsonNumber(lr_decay.final_fraction),
+        ", \"steps_per_checkpoint\": ", steps_per_checkpoint, ", \"capacity\": ", capacity,
+        ", \"min_size_to_sample\": ", min_size_to_sample,
+        ", \"samples_per_insert\": ", JsonNumber(samples_per_insert),
+        ", \"eval_games\": ", eval_games, ", \"eval_sims\": ", eval_sims,
+        ", \"eval_vs\": ", JsonString(eval_vs), ", \"seed\": ", seed, "}\n");
   }
 };
 
@@ -210,22 +217,11 @@ RunConfig DefaultConfig(const games::GameConfig& game) {
   return c;
 }
 
-// Reads one value of the flat JSON object run.json writes (numbers and plain strings only).
-std::optional<std::string> JsonField(const std::string& json, const std::string& key) {
-  const std::string needle = absl::StrCat("\"", key, "\": ");
-  size_t at = json.find(needle);
-  if (at == std::string::npos) return std::nullopt;
-  at += needle.size();
-  if (at < json.size() && json[at] == '"') {
-    size_t end = json.find('"', at + 1);
-    if (end == std::string::npos) return std::nullopt;
-    return json.substr(at + 1, end - at - 1);
-  }
-  size_t end = json.find_first_of(",}", at);
-  if (end == std::string::npos) return std::nullopt;
-  return json.substr(at, end - at);
-}
-
+// Reads DIR/run.json back (nlohmann-json). Keys added after a run began (fast searches, forced
+// playouts, the score utility, Gumbel, the heads, requests in flight, the decay) may be absent:
+// such a run keeps what it ran with, the defaults below.
+// Returns: the config; InvalidArgument when the file is missing; DataLoss naming the key when it
+//          is not JSON, a key is missing, or a value has the wrong type or range.
 absl::StatusOr<RunConfig> ReadConfig(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
@@ -234,75 +230,80 @@ absl::StatusOr<RunConfig> ReadConfig(const std::string& path) {
   }
   std::stringstream buffer;
   buffer << in.rdbuf();
-  const std::string json = buffer.str();
+  const nlohmann::json json =
+      nlohmann::json::parse(buffer.str(), /*cb=*/nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object()) {
+    return absl::DataLossError(absl::StrCat(path, " is not a JSON object"));
+  }
   RunConfig c;
-  auto str = [&](const char* key, std::string* out) -> absl::Status {
-    std::optional<std::string> v = JsonField(json, key);
-    if (!v) return absl::DataLossError(absl::StrCat(path, ": no \"", key, "\""));
-    *out = *v;
-    return absl::OkStatus();
-  };
-  auto num = [&](const char* key, auto* out) -> absl::Status {
-    std::string v;
-    ZF_RETURN_IF_ERROR(str(key, &v));
-    double d = 0;
-    if (!absl::SimpleAtod(v, &d)) {
-      return absl::DataLossError(absl::StrCat(path, ": \"", key, "\" is not a number"));
+  // A required key (or an optional one, which keeps its default when absent).
+  auto get = [&](const char* key, auto* out, bool required = true) -> absl::Status {
+    using T = std::remove_pointer_t<decltype(out)>;
+    const auto it = json.find(key);
+    if (it == json.end()) {
+      return required ? absl::DataLossError(absl::StrCat(path, ": no \"", key, "\""))
+                      : absl::OkStatus();
     }
-    *out = static_cast<std::remove_pointer_t<decltype(out)>>(d);
+    const bool fits = [&] {
+      if constexpr (std::is_same_v<T, std::string>) {
+        return it->is_string();
+      } else if constexpr (std::is_same_v<T, bool>) {
+        return it->is_boolean() || it->is_number_integer();
+      } else if constexpr (std::is_integral_v<T>) {
+        if (!it->is_number_integer()) return false;
+        if constexpr (std::is_unsigned_v<T>) {
+          return it->is_number_unsigned();
+        } else {
+          const int64_t v = it->template get<int64_t>();
+          return v >= std::numeric_limits<T>::min() && v <= std::numeric_limits<T>::max();
+        }
+      } else {
+        return it->is_number();
+      }
+    }();
+    if (!fits) {
+      return absl::DataLossError(
+          absl::StrCat(path, ": \"", key, "\" has the wrong type: ", it->dump()));
+    }
+    if constexpr (std::is_same_v<T, bool>) {
+      *out = it->is_boolean() ? it->template get<bool>() : it->template get<int64_t>() != 0;
+    } else {
+      *out = it->template get<T>();
+    }
     return absl::OkStatus();
   };
-  ZF_RETURN_IF_ERROR(str("game", &c.game));
-  ZF_RETURN_IF_ERROR(num("blocks", &c.blocks));
-  ZF_RETURN_IF_ERROR(num("filters", &c.filters));
-  ZF_RETURN_IF_ERROR(num("shards", &c.shards));
-  ZF_RETURN_IF_ERROR(num("selfplay_sims", &c.selfplay_sims));
-  // Absent from the run.json of runs started before it existed: off (or the default), as they
-  // ran.
-  if (JsonField(json, "selfplay_fast_sims")) {
-    ZF_RETURN_IF_ERROR(num("selfplay_fast_sims", &c.selfplay_fast_sims));
-  }
-  if (JsonField(json, "forced_playout_k")) {
-    ZF_RETURN_IF_ERROR(num("forced_playout_k", &c.forced_playout_k));
-  }
-  if (JsonField(json, "score_utility")) {
-    ZF_RETURN_IF_ERROR(num("score_utility", &c.score_utility));
-  }
-  if (JsonField(json, "gumbel_considered_actions")) {
-    ZF_RETURN_IF_ERROR(num("gumbel_considered_actions", &c.gumbel_considered_actions));
-  }
-  if (JsonField(json, "aux_heads")) {
-    int aux = 0;
-    ZF_RETURN_IF_ERROR(num("aux_heads", &aux));
-    c.aux_heads = aux != 0;
-  }
-  if (JsonField(json, "global_pooling")) {
-    int pooling = 0;
-    ZF_RETURN_IF_ERROR(num("global_pooling", &pooling));
-    c.global_pooling = pooling != 0;
-  }
-  ZF_RETURN_IF_ERROR(num("games_per_worker", &c.games_per_worker));
-  if (JsonField(json, "requests_in_flight")) {
-    ZF_RETURN_IF_ERROR(num("requests_in_flight", &c.requests_in_flight));
-  }
-  ZF_RETURN_IF_ERROR(num("max_batch", &c.max_batch));
-  ZF_RETURN_IF_ERROR(num("batch_size", &c.batch_size));
-  ZF_RETURN_IF_ERROR(num("lr", &c.lr));
-  if (JsonField(json, "lr_decay_fraction")) {
-    ZF_RETURN_IF_ERROR(num("lr_decay_fraction", &c.lr_decay.decay_fraction));
-    ZF_RETURN_IF_ERROR(num("lr_final_fraction", &c.lr_decay.final_fraction));
+  constexpr bool kOptional = false;
+  ZF_RETURN_IF_ERROR(get("game", &c.game));
+  ZF_RETURN_IF_ERROR(get("blocks", &c.blocks));
+  ZF_RETURN_IF_ERROR(get("filters", &c.filters));
+  ZF_RETURN_IF_ERROR(get("shards", &c.shards));
+  ZF_RETURN_IF_ERROR(get("selfplay_sims", &c.selfplay_sims));
+  ZF_RETURN_IF_ERROR(get("selfplay_fast_sims", &c.selfplay_fast_sims, kOptional));
+  ZF_RETURN_IF_ERROR(get("forced_playout_k", &c.forced_playout_k, kOptional));
+  ZF_RETURN_IF_ERROR(get("score_utility", &c.score_utility, kOptional));
+  ZF_RETURN_IF_ERROR(get("gumbel_considered_actions", &c.gumbel_considered_actions, kOptional));
+  ZF_RETURN_IF_ERROR(get("aux_heads", &c.aux_heads, kOptional));
+  ZF_RETURN_IF_ERROR(get("global_pooling", &c.global_pooling, kOptional));
+  ZF_RETURN_IF_ERROR(get("games_per_worker", &c.games_per_worker));
+  ZF_RETURN_IF_ERROR(get("requests_in_flight", &c.requests_in_flight, kOptional));
+  ZF_RETURN_IF_ERROR(get("max_batch", &c.max_batch));
+  ZF_RETURN_IF_ERROR(get("batch_size", &c.batch_size));
+  ZF_RETURN_IF_ERROR(get("lr", &c.lr));
+  if (json.contains("lr_decay_fraction")) {
+    ZF_RETURN_IF_ERROR(get("lr_decay_fraction", &c.lr_decay.decay_fraction));
+    ZF_RETURN_IF_ERROR(get("lr_final_fraction", &c.lr_decay.final_fraction));
   }
   if (absl::Status decay = c.lr_decay.Validate(); !decay.ok()) {
     return absl::DataLossError(absl::StrCat(path, ": ", decay.message()));
   }
-  ZF_RETURN_IF_ERROR(num("steps_per_checkpoint", &c.steps_per_checkpoint));
-  ZF_RETURN_IF_ERROR(num("capacity", &c.capacity));
-  ZF_RETURN_IF_ERROR(num("min_size_to_sample", &c.min_size_to_sample));
-  ZF_RETURN_IF_ERROR(num("samples_per_insert", &c.samples_per_insert));
-  ZF_RETURN_IF_ERROR(num("eval_games", &c.eval_games));
-  ZF_RETURN_IF_ERROR(num("eval_sims", &c.eval_sims));
-  ZF_RETURN_IF_ERROR(str("eval_vs", &c.eval_vs));
-  ZF_RETURN_IF_ERROR(num("seed", &c.seed));
+  ZF_RETURN_IF_ERROR(get("steps_per_checkpoint", &c.steps_per_checkpoint));
+  ZF_RETURN_IF_ERROR(get("capacity", &c.capacity));
+  ZF_RETURN_IF_ERROR(get("min_size_to_sample", &c.min_size_to_sample));
+  ZF_RETURN_IF_ERROR(get("samples_per_insert", &c.samples_per_insert));
+  ZF_RETURN_IF_ERROR(get("eval_games", &c.eval_games));
+  ZF_RETURN_IF_ERROR(get("eval_sims", &c.eval_sims));
+  ZF_RETURN_IF_ERROR(get("eval_vs", &c.eval_vs));
+  ZF_RETURN_IF_ERROR(get("seed", &c.seed));
   return c;
 }
 

@@ -11,7 +11,7 @@ $__rate_interval, so deploy/tests/check_queries.py can evaluate them verbatim th
 Prometheus HTTP API.
 
 Metric names are those the processes export (grep '"zf_' in the sources); see
-docs/operations.md for what each dashboard shows.
+docs/monitoring.md for what each dashboard shows.
 """
 import argparse
 import json
