@@ -9,6 +9,9 @@
 // Thread-safety: free functions; thread-safe.
 #pragma once
 
+#include <string>
+#include <type_traits>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -63,6 +66,22 @@ inline absl::StatusOr<NetworkShape> NetworkShapeForGame(const games::GameConfig&
     shape.global_pooling = global_pooling;
     absl::Status status = SetAuxHeads(game, aux_heads, &shape);
     if (!status.ok()) return status;
+    return shape;
+  });
+}
+
+// The shape of the network for the game named `name` (games/registry.h), for tools that need a
+// network's input and output but no game (learner_bench): its planes and actions, the default
+// tower, and the ownership and score heads where the game has final ownership (Go), as
+// `zf run` gives them.
+// Returns: the shape; InvalidArgument for an unknown game name.
+inline absl::StatusOr<NetworkShape> NetworkShapeForGameName(const std::string& name) {
+  absl::StatusOr<games::GameConfig> config = games::ParseGameName(name);
+  if (!config.ok()) return config.status();
+  return games::VisitGame(*config, [](const auto& game) -> absl::StatusOr<NetworkShape> {
+    using G = std::decay_t<decltype(game)>;
+    NetworkShape shape = NetworkShapeForGame(game);
+    shape.aux_heads = games::GameWithFinalOwnership<G>;
     return shape;
   });
 }

@@ -1,17 +1,21 @@
 // learner_bench: training throughput of the learner on this machine.
 //
-//   learner_bench [STEPS [BATCH [SHARDS [THREADS [DEVICE [GAME [BLOCKS FILTERS]]]]]]]
-//                 defaults: 50 256 2 0 (0: all cores) cpu (or cuda, auto) connect4 (or go:9,
-//                 tictactoe, ...) and the game's network (BLOCKS x FILTERS: any tower, e.g.
-//                 the fleet's 1 x 16 that bench/sizing measures)
+//   learner_bench [STEPS [BATCH [SHARDS [THREADS [DEVICE [NETWORK [BLOCKS FILTERS]]]]]]]
+//                 defaults: 50 256 2 0 (0: all cores) cpu (or cuda, auto) connect4 4 64
+//   NETWORK       the network's input and output: "CxHxW:A" (C planes of H x W, A actions; no
+//                 game needed, e.g. 3x6x7:7), or a game's name as shorthand for its shape
+//                 (model/game_network.h: connect4, go:9, tictactoe, ...; a game with final
+//                 ownership, Go, gets the ownership and score heads zf run gives it)
+//   BLOCKS FILTERS the tower (default 4 x 64; 4 x 32 for a network with those heads, zf run's
+//                 Go network), e.g. the fleet's 1 x 16 that bench/sizing measures
 //
-// 1. Compute only: Trainer::Step on one fixed batch, repeated (no data path): steps/s and
-//    samples/s of the default Connect Four network (4 blocks x 64 filters), or with go:N of
-//    zf run's Go network (4 blocks x 32 filters with the ownership and score heads and their
-//    targets). On the CPU it runs four times, alternating the standard NCHW layout and
-//    channels-last (TrainerOptions::cpu_channels_last), and reports the mean of each.
-// 2. The whole learner (Connect Four only): SHARDS in-process replay servers on loopback (real
-//    gRPC), each filled with synthetic Connect Four games, a Learner sampling from all of them
+// 1. Compute only: Trainer::Step on one fixed batch of synthetic positions, repeated (no data
+//    path): steps/s and samples/s (with the heads, their targets too). On the CPU it runs four
+//    times, alternating the standard NCHW layout and channels-last
+//    (TrainerOptions::cpu_channels_last), and reports the mean of each.
+// 2. The whole learner (networks without the heads): SHARDS in-process replay servers on
+//    loopback (real gRPC), each filled with synthetic games of the shape, a Learner sampling
+//    from all of them
 //    through the prefetching ReplaySampler: steps/s, samples/s and the data-wait share of its
 //    wall time.
 // The replay servers run in the same process and share the cores, as they do in `zf run`.
@@ -35,8 +39,6 @@
 #include "common/grpc/channel.h"
 #include "common/malloc_tuning.h"
 #include "common/status_macros.h"
-#include "games/connect4/connect4.h"
-#include "games/registry.h"
 #include "learner/learner.h"
 #include "learner/trainer.h"
 #include "model/game_network.h"
@@ -50,11 +52,11 @@ using zf::learner::LearnerOptions;
 using zf::learner::Trainer;
 using zf::learner::TrainerOptions;
 
-zerofleet::v1::GameRecord Record(const std::string& id, const zf::model::NetworkShape& s, int n,
-                                 std::mt19937_64& rng) {
+zerofleet::v1::GameRecord Record(const std::string& id, const std::string& game,
+                                 const zf::model::NetworkShape& s, int n, std::mt19937_64& rng) {
   zerofleet::v1::GameRecord r;
   r.set_game_id(id);
-  r.set_game("connect4");
+  r.set_game(game);
   r.mutable_plane_shape()->set_channels(s.input_channels);
   r.mutable_plane_shape()->set_height(s.board_height);
   r.mutable_plane_shape()->set_width(s.board_width);
@@ -79,6 +81,31 @@ zerofleet::v1::GameRecord Record(const std::string& id, const zf::model::Network
   return r;
 }
 
+// NETWORK: "CxHxW:A" (the records' game is then "synthetic"), or a game's name (its shape, with
+// the heads where it has final ownership).
+struct Network {
+  zf::model::NetworkShape shape;
+  std::string game;
+};
+absl::StatusOr<Network> ParseNetwork(const std::string& network) {
+  int c = 0, h = 0, w = 0, a = 0;
+  char tail = 0;
+  Network out;
+  if (std::sscanf(network.c_str(), "%dx%dx%d:%d%c", &c, &h, &w, &a, &tail) == 4) {
+    out.shape.input_channels = c;
+    out.shape.board_height = h;
+    out.shape.board_width = w;
+    out.shape.num_actions = a;
+    out.game = "synthetic";
+    return out;
+  }
+  absl::StatusOr<zf::model::NetworkShape> shape = zf::model::NetworkShapeForGameName(network);
+  if (!shape.ok()) return shape.status();
+  out.shape = *shape;
+  out.game = network;
+  return out;
+}
+
 int Fail(const absl::Status& s) {
   std::fprintf(stderr, "learner_bench: %s\n", s.ToString().c_str());
   return 1;
@@ -97,18 +124,14 @@ int main(int argc, char** argv) {
   int threads = argc > 4 ? std::atoi(argv[4]) : 0;
   const std::string device = argc > 5 ? argv[5] : "cpu";
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const std::string game_name = argc > 6 ? argv[6] : "connect4";
-  absl::StatusOr<zf::games::GameConfig> config = zf::games::ParseGameName(game_name);
-  if (!config.ok()) return Fail(config.status());
-  const bool connect4 = config->kind == zf::games::GameConfig::Kind::kConnectFour;
-  const bool go = config->kind == zf::games::GameConfig::Kind::kGo;
-  const int blocks = argc > 8 ? std::atoi(argv[7]) : 4;
-  const int filters = argc > 8 ? std::atoi(argv[8]) : (connect4 ? 64 : 32);
-  // Go's network has the ownership and score heads zf run gives it; other games have none.
-  absl::StatusOr<zf::model::NetworkShape> game_shape = zf::model::NetworkShapeForGame(
-      *config, blocks, filters, /*global_pooling=*/false, /*aux_heads=*/go);
-  if (!game_shape.ok()) return Fail(game_shape.status());
-  const zf::model::NetworkShape shape = *game_shape;
+  const std::string network = argc > 6 ? argv[6] : "connect4";
+  absl::StatusOr<Network> parsed = ParseNetwork(network);
+  if (!parsed.ok()) return Fail(parsed.status());
+  zf::model::NetworkShape shape = parsed->shape;
+  shape.blocks = argc > 8 ? std::atoi(argv[7]) : 4;
+  shape.filters = argc > 8 ? std::atoi(argv[8]) : (shape.aux_heads ? 32 : 64);
+  if (absl::Status valid = shape.Validate(); !valid.ok()) return Fail(valid);
+  const std::string game_name = parsed->game;  // the records' and the trainer's game
   std::mt19937_64 rng(1);
 
   TrainerOptions t;
@@ -124,7 +147,7 @@ int main(int argc, char** argv) {
   // 1. Compute only.
   zerofleet::v1::SampleBatch b;
   {
-    zerofleet::v1::GameRecord r = Record("x", shape, batch, rng);
+    zerofleet::v1::GameRecord r = Record("x", game_name, shape, batch, rng);
     b.set_batch_size(batch);
     b.set_game(game_name);
     *b.mutable_plane_shape() = r.plane_shape();
@@ -183,7 +206,7 @@ int main(int argc, char** argv) {
                 nchw_steps_per_s, channels_last_steps_per_s,
                 channels_last_steps_per_s / nchw_steps_per_s);
   }
-  if (!connect4) {
+  if (shape.aux_heads) {  // the synthetic games of part 2 carry no ownership or score targets
     std::printf(
         "{\"game\":\"%s\",\"network\":\"%s\",\"device\":\"%s\",\"batch\":%d,\"threads\":%d,"
         "\"compute_steps_per_s\":%.3f,\"nchw_steps_per_s\":%.3f,"
@@ -218,7 +241,7 @@ int main(int argc, char** argv) {
     for (int g = 0; g < 100; ++g) {
       zerofleet::v1::InsertRequest request;
       for (int k = 0; k < 4; ++k)
-        *request.add_games() = Record(absl::StrCat(g, "/", k), shape, 30, rng);
+        *request.add_games() = Record(absl::StrCat(g, "/", k), game_name, shape, 30, rng);
       zerofleet::v1::InsertResponse response;
       grpc::Status status;
       for (int attempt = 0; attempt < 100; ++attempt) {
@@ -250,13 +273,14 @@ int main(int argc, char** argv) {
       shards, stats.steps_this_run / seconds, stats.samples_this_run / seconds, 100 * wait_share,
       seconds);
   std::printf(
-      "{\"game\":\"connect4\",\"network\":\"%s\",\"device\":\"%s\",\"batch\":%d,\"threads\":%d,"
+      "{\"game\":\"%s\",\"network\":\"%s\",\"device\":\"%s\",\"batch\":%d,\"threads\":%d,"
       "\"compute_steps_per_s\":%.3f,\"nchw_steps_per_s\":%.3f,\"channels_last_steps_per_s\":%.3f,"
       "\"learner_steps_per_s\":%.3f,\"learner_samples_per_s\":%.1f,\"data_wait_share\":%.4f,"
       "\"shards\":%d,\"malloc_tuned\":%s}\n",
-      shape.DebugString().c_str(), device.c_str(), batch, threads, compute_steps_per_s,
-      nchw_steps_per_s, channels_last_steps_per_s, stats.steps_this_run / seconds,
-      stats.samples_this_run / seconds, wait_share, shards, *malloc_tuned ? "true" : "false");
+      game_name.c_str(), shape.DebugString().c_str(), device.c_str(), batch, threads,
+      compute_steps_per_s, nchw_steps_per_s, channels_last_steps_per_s,
+      stats.steps_this_run / seconds, stats.samples_this_run / seconds, wait_share, shards,
+      *malloc_tuned ? "true" : "false");
   std::fflush(stdout);  // the figures are out before the clean-up (see selfplay_bench.cc)
   learner->reset();
   servers.clear();
