@@ -13,7 +13,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -24,6 +26,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "cli/command.h"
@@ -35,6 +38,7 @@
 #include "games/registry.h"
 #include "model/game_network.h"
 #include "model/inference_session.h"
+#include "nlohmann/json.hpp"
 
 extern char** environ;
 
@@ -101,15 +105,29 @@ int WaitChild(const Child& child) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-double JsonNumber(const std::string& json, const std::string& key) {
-  const std::string needle = absl::StrCat("\"", key, "\": ");
-  const size_t at = json.find(needle);
-  if (at == std::string::npos) return 0;
-  size_t end = at + needle.size();
-  while (end < json.size() && json[end] != ',' && json[end] != '}') ++end;
-  double value = 0;
-  (void)absl::SimpleAtod(json.substr(at + needle.size(), end - at - needle.size()), &value);
-  return value;
+// The last line of `out` that is a JSON object `wanted` accepts (a child's --json report), read
+// with nlohmann-json; nullopt if there is none.
+std::optional<nlohmann::json> LastJsonLine(
+    const std::string& out, const std::function<bool(const nlohmann::json&)>& wanted) {
+  std::optional<nlohmann::json> found;
+  for (absl::string_view line : absl::StrSplit(out, '\n')) {
+    nlohmann::json json = nlohmann::json::parse(line.begin(), line.end(), /*cb=*/nullptr,
+                                                /*allow_exceptions=*/false);
+    if (!json.is_discarded() && json.is_object() && wanted(json)) found = std::move(json);
+  }
+  return found;
+}
+
+// The number `key` of a child's report.
+// Returns: the number; Internal naming the child and the key when it is missing or not a number.
+absl::StatusOr<double> ReportNumber(const nlohmann::json& report, const char* key,
+                                    const std::string& who) {
+  const auto it = report.find(key);
+  if (it == report.end() || !it->is_number()) {
+    return absl::InternalError(
+        absl::StrCat(who, "'s report has no number \"", key, "\": ", report.dump()));
+  }
+  return it->get<double>();
 }
 
 struct SideResult {
@@ -139,16 +157,24 @@ absl::StatusOr<SideResult> RunActors(const std::string& binary, int actors,
   for (const Child& c : children) kill(c.pid, SIGTERM);
   for (size_t i = 0; i < children.size(); ++i) {
     const int code = WaitChild(children[i]);
-    const std::string out = ReadText(children[i].out_path);
-    if (code != 0 || out.find("\"games\"") == std::string::npos) {
-      return absl::InternalError(absl::StrCat("actor ", name, "-", i, " exited with ", code, ": ",
-                                              ReadText(children[i].err_path)));
+    const std::string who = absl::StrCat("actor ", name, "-", i);
+    const std::optional<nlohmann::json> report =
+        LastJsonLine(ReadText(children[i].out_path),
+                     [](const nlohmann::json& j) { return j.contains("games"); });
+    if (code != 0 || !report) {
+      return absl::InternalError(
+          absl::StrCat(who, " exited with ", code, ": ", ReadText(children[i].err_path)));
     }
-    const double s = std::max(1e-9, JsonNumber(out, "seconds"));
-    result.games += static_cast<int64_t>(JsonNumber(out, "games"));
-    result.games_per_sec += JsonNumber(out, "games") / s;
-    result.moves_per_sec += JsonNumber(out, "moves") / s;
-    result.leaf_evals_per_sec += JsonNumber(out, "leaf_evaluations") / s;
+    ZF_ASSIGN_OR_RETURN(const double seconds, ReportNumber(*report, "seconds", who));
+    ZF_ASSIGN_OR_RETURN(const double games, ReportNumber(*report, "games", who));
+    ZF_ASSIGN_OR_RETURN(const double moves, ReportNumber(*report, "moves", who));
+    ZF_ASSIGN_OR_RETURN(const double leaf_evaluations,
+                        ReportNumber(*report, "leaf_evaluations", who));
+    const double s = std::max(1e-9, seconds);
+    result.games += static_cast<int64_t>(games);
+    result.games_per_sec += games / s;
+    result.moves_per_sec += moves / s;
+    result.leaf_evals_per_sec += leaf_evaluations / s;
   }
   return result;
 }
@@ -250,12 +276,19 @@ absl::Status RunBenchSelfplay(const std::vector<std::string>& args) {
   if (!served.ok()) return served.status();
   served->server_peak_rss = server_rss;
   // The server's own account at exit (its "inference_stopped" line): mean batch, duty cycle.
-  const std::string server_out = ReadText(server.out_path);
-  const size_t stopped = server_out.find("\"inference_stopped\"");
-  const std::string server_stats =
-      stopped == std::string::npos ? "" : server_out.substr(server_out.rfind('{', stopped));
-  const double mean_batch = JsonNumber(server_stats, "mean_batch");
-  const double duty_cycle = JsonNumber(server_stats, "duty_cycle");
+  const std::optional<nlohmann::json> server_stats = LastJsonLine(
+      ReadText(server.out_path),
+      [](const nlohmann::json& j) { return j.value("event", "") == "inference_stopped"; });
+  if (!server_stats) {
+    return absl::InternalError(
+        absl::StrCat("the inference server printed no inference_stopped "
+                     "line: ",
+                     ReadText(server.err_path)));
+  }
+  ZF_ASSIGN_OR_RETURN(const double mean_batch,
+                      ReportNumber(*server_stats, "mean_batch", "the inference server"));
+  ZF_ASSIGN_OR_RETURN(const double duty_cycle,
+                      ReportNumber(*server_stats, "duty_cycle", "the inference server"));
 
   // 2. Baseline: the same number of processes, each with its own network, batch 1.
   std::vector<std::string> local_args = {"actor",       absl::StrCat("--game=", config.name),
