@@ -320,7 +320,8 @@ Bottleneck Decide(const FleetView& v) {
   return b;
 }
 
-std::string JsonNumber(double v) {
+// Six significant digits, for a view people read (common/json.h's JsonNumber keeps every digit).
+std::string ViewJsonNumber(double v) {
   if (std::isnan(v) || std::isinf(v)) return "null";
   return absl::StrFormat("%.6g", v);
 }
@@ -583,7 +584,7 @@ std::string RenderFleetView(const FleetView& v) {
 std::string FleetViewJson(const FleetView& v) {
   using ::zf::JsonString;
   auto field = [](absl::string_view name, double value) {
-    return absl::StrCat(JsonString(name), ": ", JsonNumber(value));
+    return absl::StrCat(JsonString(name), ": ", ViewJsonNumber(value));
   };
   std::vector<std::string> targets;
   for (const TargetStatus& t : v.targets) {

@@ -70,7 +70,8 @@ TEST(InProcessFleetTest, LearnsServesNewVersionsAndResumes) {
     // Every component is a target of the fleet view.
     const FleetScrape scrape = fleet->Scrape();
     ASSERT_EQ(scrape.size(), 5u);  // actor, inference, learner, replay-0, replay-1
-    for (const TargetScrape& target : scrape) EXPECT_FALSE(target.families.empty()) << target.target;
+    for (const TargetScrape& target : scrape)
+      EXPECT_FALSE(target.families.empty()) << target.target;
     const InProcessFleet::StopReport report = fleet->StopSelfPlayAndTraining();
     EXPECT_GE(report.unacked_games, 0);
     EXPECT_OK(fleet->learner_status());

@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <utility>
 
 #include "absl/status/status.h"
