@@ -21,14 +21,21 @@ extern char** environ;
 
 namespace zf::gtp {
 
-absl::StatusOr<std::string> FindGnuGo() {
+absl::StatusOr<std::string> FindOnPath(const std::string& name, bool also_usr_games) {
   std::vector<std::string> dirs;
   if (const char* path = std::getenv("PATH")) dirs = absl::StrSplit(path, ':', absl::SkipEmpty());
-  dirs.push_back("/usr/games");
+  if (also_usr_games) dirs.push_back("/usr/games");
   for (const std::string& dir : dirs) {
-    const std::string candidate = dir + "/gnugo";
+    const std::string candidate = dir + "/" + name;
     if (access(candidate.c_str(), X_OK) == 0) return candidate;
   }
+  return absl::NotFoundError(
+      absl::StrCat("\"", name, "\" not found on PATH", also_usr_games ? " or in /usr/games" : ""));
+}
+
+absl::StatusOr<std::string> FindGnuGo() {
+  absl::StatusOr<std::string> found = FindOnPath("gnugo", /*also_usr_games=*/true);
+  if (found.ok()) return found;
   return absl::NotFoundError(
       "GNU Go not found on PATH or in /usr/games: install the Debian package `gnugo`");
 }

@@ -32,6 +32,10 @@ namespace zf::gtp {
 // Returns: the path; NotFound naming the Debian package `gnugo` when there is none.
 absl::StatusOr<std::string> FindGnuGo();
 
+// The path of the executable `name` in PATH's directories (then /usr/games when asked, where
+// Debian puts game engines). Returns: the path; NotFound naming it.
+absl::StatusOr<std::string> FindOnPath(const std::string& name, bool also_usr_games = true);
+
 class GtpClient {
  public:
   struct Options {

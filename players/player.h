@@ -1,6 +1,7 @@
-// The player interface and the players that need nothing outside search/: random moves, the
-// tic-tac-toe solver, and MCTS over any evaluator. Built from spec strings by MakePlayer
-// (players/player_spec.h); GNU Go is players/gnugo_player.h.
+// The player interface and the players that need nothing outside search/ and games/: random
+// moves, the exact solvers (tic-tac-toe by search::MinimaxSolver, Connect Four by
+// games::ConnectFourSolver), and MCTS over any evaluator. Built from spec strings by MakePlayer
+// (players/player_spec.h); GTP engines (GNU Go among them) are players/gtp_player.h.
 //
 // Thread-compatible: one player per thread.
 #pragma once
@@ -22,6 +23,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "common/status_macros.h"
+#include "games/connect4/solver.h"
 #include "games/game.h"
 #include "games/tictactoe/tictactoe.h"
 #include "search/evaluator.h"
@@ -94,10 +96,15 @@ class RandomPlayer final : public Player<G> {
   std::vector<int> legal_;
 };
 
-template <games::Game G>
+// Perfect play: a move chosen at random among those an exact solver says keep the position's
+// value. `Solver` has OptimalActions(const G&) -> StatusOr<std::vector<int>>: MinimaxSolver
+// (tic-tac-toe: win/draw/loss) or games::ConnectFourSolver (the quickest win, the slowest loss;
+// ResourceExhausted where a position is beyond its node budget, never a guess).
+template <games::Game G, typename Solver = search::MinimaxSolver<G>>
 class PerfectPlayer final : public Player<G> {
  public:
   explicit PerfectPlayer(uint64_t seed) : rng_(seed) {}
+  PerfectPlayer(uint64_t seed, Solver solver) : rng_(seed), solver_(std::move(solver)) {}
   absl::StatusOr<int> ChooseAction(const G& game) override {
     ZF_ASSIGN_OR_RETURN(std::vector<int> best, solver_.OptimalActions(game));
     last_best_ = best;
@@ -111,7 +118,7 @@ class PerfectPlayer final : public Player<G> {
 
  private:
   std::mt19937_64 rng_;
-  search::MinimaxSolver<G> solver_;
+  Solver solver_;
   std::vector<int> last_best_;
 };
 

@@ -15,12 +15,20 @@
 //                       errors (0..10; search::MctsOptions::lcb_stdevs), instead of the most
 //                       visited. Options follow SIMS as ":key=value", in any order (no ',':
 //                       --eval_vs and --anchors split lists of specs on it)
-//   perfect             tic-tac-toe only: an exact solver picking among optimal moves at random
+//   perfect             tic-tac-toe and connect4: an exact solver picking at random among the
+//                       moves that keep the position's value (Connect Four: the quickest win or
+//                       the slowest loss; a position its node budget cannot solve, in practice
+//                       one before ply 8 or so, is an error (ResourceExhausted), never a guess)
 //   gnugo:LEVEL         Go only: GNU Go (LEVEL 0..10) run as a GTP subprocess with the same
 //                       rules (--chinese-rules --positional-superko --forbid-suicide) and the
 //                       game's komi and board size, and --capture-all-dead (it removes dead
 //                       stones before passing, as area scoring of the board as it stands
-//                       needs); it may resign (kResignAction)
+//                       needs); it may resign (kResignAction). The same as gtp:COMMAND with
+//                       GNU Go's command line
+//   gtp:COMMAND         Go only: any GTP engine, COMMAND its command line split at spaces (no
+//                       shell quoting; quote the whole spec for the shell), its first word a
+//                       path or a name on PATH; its own flags set its rules and strength
+//                       (players/gtp_player.h). No ',' inside (lists of specs split on it)
 //
 // SIMS is 1..1,000,000. Thread-compatible: one player per thread.
 #pragma once
@@ -38,12 +46,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/status_macros.h"
+#include "games/connect4/connect4.h"
 #include "games/game.h"
 #include "games/go/go.h"
 #include "games/tictactoe/tictactoe.h"
-#include "players/gnugo_player.h"
+#include "players/gtp_player.h"
 #include "players/network_evaluator.h"
 #include "players/player.h"
 #include "search/evaluator.h"
@@ -131,7 +141,8 @@ inline absl::StatusOr<int> ParseSimulations(absl::string_view spec, absl::string
 inline constexpr char kPlayerSpecHelp[] =
     "random, mcts:SIMS (random rollouts), uniform:SIMS, "
     "net:CHECKPOINT:SIMS[:score_utility=L][:lcb=Z], "
-    "perfect (tictactoe), gnugo:LEVEL (go, LEVEL 0..10)";
+    "perfect (tictactoe, connect4), gnugo:LEVEL (go, LEVEL 0..10), \"gtp:COMMAND\" (go: any GTP "
+    "engine)";
 
 namespace internal {
 template <games::Game G>
@@ -162,9 +173,11 @@ absl::StatusOr<std::unique_ptr<Player<G>>> MakePlayerImpl(absl::string_view spec
   if (spec == "perfect") {
     if constexpr (std::is_same_v<G, games::TicTacToe>) {
       return std::unique_ptr<Player<G>>(new PerfectPlayer<G>(seed));
+    } else if constexpr (std::is_same_v<G, games::ConnectFour>) {
+      return std::unique_ptr<Player<G>>(new PerfectPlayer<G, games::ConnectFourSolver>(seed));
     } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("player \"perfect\" is only available for tictactoe, not ", start.Name()));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "player \"perfect\" is only available for tictactoe and connect4, not ", start.Name()));
     }
   }
   size_t colon = spec.find(':');
@@ -176,11 +189,27 @@ absl::StatusOr<std::unique_ptr<Player<G>>> MakePlayerImpl(absl::string_view spec
         return absl::InvalidArgumentError(
             absl::StrCat("player \"", spec, "\": the level must be a number in 0..10"));
       }
-      ZF_ASSIGN_OR_RETURN(std::unique_ptr<GnuGoPlayer> player, GnuGoPlayer::Create(start, level));
+      ZF_ASSIGN_OR_RETURN(std::unique_ptr<GtpPlayer> player, GtpPlayer::CreateGnuGo(start, level));
       return std::unique_ptr<Player<G>>(std::move(player));
     } else {
       return absl::InvalidArgumentError(
           absl::StrCat("player \"", spec, "\" is only available for go, not ", start.Name()));
+    }
+  }
+  if (kind == "gtp" && colon != absl::string_view::npos) {
+    if constexpr (std::is_same_v<G, games::Go>) {
+      std::vector<std::string> argv =
+          absl::StrSplit(spec.substr(colon + 1), ' ', absl::SkipWhitespace());
+      if (argv.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("player \"", spec, "\": expected gtp:COMMAND, the engine's command line"));
+      }
+      ZF_ASSIGN_OR_RETURN(std::unique_ptr<GtpPlayer> player,
+                          GtpPlayer::Create(start, std::move(argv), std::string(spec)));
+      return std::unique_ptr<Player<G>>(std::move(player));
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("player \"", spec, "\": GTP engines play go only, not ", start.Name()));
     }
   }
   if (colon == absl::string_view::npos || (kind != "mcts" && kind != "uniform" && kind != "net")) {

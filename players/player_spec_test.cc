@@ -174,5 +174,21 @@ TEST_F(NetPlayerTest, BadOptionsAreNamed) {
   EXPECT_TRUE(checkpoints_.empty());  // every one refused before a network was made
 }
 
+TEST(PerfectPlayerTest, ConnectFourPerfectBlocksAndWinsAndOtherGamesAreRefused) {
+  games::ConnectFour start;
+  absl::StatusOr<std::unique_ptr<Player<games::ConnectFour>>> perfect =
+      MakePlayer<games::ConnectFour>("perfect", start, 1);
+  ASSERT_TRUE(perfect.ok()) << perfect.status();
+  games::ConnectFour g;
+  // Columns 1 and 2 filled first (a late position, solved at once); then O must block column 0.
+  for (int col : {1, 2, 2, 1, 1, 2, 2, 1, 1, 2, 2, 1, 0, 6, 0, 6, 0}) g.Apply(col);
+  EXPECT_THAT((*perfect)->ChooseAction(g), IsOkAndHolds(0));
+  g.Apply(3);  // O did not block: X wins at once in column 0
+  EXPECT_THAT((*perfect)->ChooseAction(g), IsOkAndHolds(0));
+  EXPECT_THAT((*perfect)->Thinking(g), HasSubstr("optimal moves: 0"));
+  EXPECT_THAT(MakePlayer<games::Go>("perfect", games::Go(), 1).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("tictactoe and connect4")));
+}
+
 }  // namespace
 }  // namespace zf::players

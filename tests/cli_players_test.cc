@@ -215,8 +215,20 @@ TEST_F(CliPlayersTest, BadPlayerSpecsAndNumbers) {
                    "1..1000000");
   ExpectUsageError({"match", "--game", "tictactoe", "--p1", "alphabeta", "--p2", "random"},
                    "unknown player \"alphabeta\"");
-  ExpectUsageError({"match", "--game", "connect4", "--p1", "perfect", "--p2", "random"},
-                   "only available for tictactoe");
+  ExpectUsageError({"match", "--game", "dotsboxes", "--p1", "perfect", "--p2", "random"},
+                   "only available for tictactoe and connect4");
+  ExpectUsageError(
+      {"match", "--game", "connect4", "--p1", "gtp:gnugo --mode gtp", "--p2", "random"},
+      "GTP engines play go only");
+  ExpectUsageError({"match", "--game", "go:9", "--p1", "gtp:", "--p2", "random"},
+                   "expected gtp:COMMAND");
+  ExpectUsageError({"match", "--game", "go:9", "--p1", "gtp:zf-no-such-engine", "--p2", "random"},
+                   "\"zf-no-such-engine\" not found on PATH");
+  ExpectUsageError({"accuracy", "--game", "go:9", "--player", "random"}, "only connect4");
+  ExpectUsageError(
+      {"accuracy", "--game", "connect4", "--player", "random", "--positions", Path("missing.txt")},
+      "cannot read");
+  ExpectUsageError({"accuracy", "make", "--p1", "random", "--p2", "random"}, "--positions");
   ExpectUsageError(
       {"match", "--game", "connect4", "--p1", "net:" + Path("missing") + ":5", "--p2", "random"},
       "missing");
@@ -234,6 +246,40 @@ TEST_F(CliPlayersTest, BadPlayerSpecsAndNumbers) {
   ExpectUsageError({"checkpoint", "new", "--game", "connect4"}, "--out");
   ExpectUsageError({"checkpoint", "new", "--game", "connect4", "--out", Path("x"), "--blocks", "0"},
                    "blocks");
+}
+
+// Any GTP engine as a player: GNU Go by its own command line, and `zf gtp` itself.
+TEST_F(CliPlayersTest, GtpEnginesPlayGo) {
+  ProcessResult r = Zf({"match", "--game", "go:9", "--p1", "gtp:gnugo --mode gtp --level 0", "--p2",
+                        "random", "--games", "2", "--seed", "3", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stdout_text, HasSubstr("\"losses\": 0"));  // GNU Go beats random moves
+  r = Zf({"match", "--game", "go:5", "--p1",
+          std::string("gtp:") + ZF_BINARY + " gtp --game go:5 --player mcts:30", "--p2", "random",
+          "--games", "2", "--seed", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stdout_text, ContainsRegex("over 2 games: [0-9]+ wins"));
+}
+
+// Accuracy against perfect play: a set made from games, perfect play scores 100% on it, and a
+// weak player less.
+TEST_F(CliPlayersTest, AccuracyAgainstPerfectPlay) {
+  const std::string set = Path("positions.txt");
+  ProcessResult r = Zf({"accuracy", "make", "--p1", "random", "--p2", "mcts:50", "--positions", set,
+                        "--count", "12", "--min_ply", "18", "--seed", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stdout_text, HasSubstr("12 positions written"));
+  r = Zf({"accuracy", "--game", "connect4", "--player", "perfect", "--positions", set, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stdout_text, HasSubstr("\"positions\": 12, \"correct\": 12, \"accuracy\": 1.0000"));
+  r = Zf({"accuracy", "--game", "connect4", "--player", "random", "--positions", set});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stdout_text, ContainsRegex("random keeps the best outcome in [0-9.]+% \\[[0-9.]+, "
+                                           "[0-9.]+\\] of 12 positions"));
+  // The perfect player in a match, from positions its budget solves (16 random plies).
+  r = Zf({"match", "--game", "connect4", "--p1", "perfect", "--p2", "mcts:50", "--games", "2",
+          "--opening_moves", "16", "--seed", "4", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
 }
 
 TEST_F(CliPlayersTest, BenchMctsPrintsJson) {

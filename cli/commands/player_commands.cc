@@ -1,12 +1,14 @@
-// `zf match`, `zf play` and `zf bench mcts`.
+// `zf match`, `zf play` and `zf accuracy`.
 #include "cli/commands/player_commands.h"
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <fstream>
 #include <iostream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,17 +25,26 @@
 #include "cli/common_flags.h"
 #include "common/json.h"
 #include "common/status_macros.h"
+#include "evaluator/accuracy.h"
+#include "games/connect4/solver.h"
 #include "games/registry.h"
 #include "players/player_spec.h"
 
 ABSL_FLAG(std::string, p1, "",
           "match: the first player's spec (random, mcts:SIMS, uniform:SIMS, "
-          "net:CHECKPOINT:SIMS[:score_utility=L][:lcb=Z], perfect, gnugo:LEVEL)");
+          "net:CHECKPOINT:SIMS[:score_utility=L][:lcb=Z], perfect, gnugo:LEVEL, gtp:COMMAND)");
 ABSL_FLAG(std::string, p2, "", "match: the second player's spec");
 ABSL_FLAG(int, games, 10, "match: number of games, colours alternating (1..100000)");
 ABSL_FLAG(bool, verbose, false, "match: print every move, the board and the players' thinking");
 ABSL_FLAG(std::string, vs, "mcts:1000", "play: the engine's player spec");
 ABSL_FLAG(bool, engine_first, false, "play: the engine moves first");
+ABSL_FLAG(std::string, positions, "",
+          "accuracy: a position set file (evaluator/accuracy.h; default: the standard connect4 "
+          "set compiled in); accuracy make: the file to write");
+ABSL_FLAG(int, count, 400, "accuracy make: positions to keep (1..100000)");
+ABSL_FLAG(int, min_ply, 8, "accuracy make: the fewest plies on the board of a kept position");
+ABSL_FLAG(int, per_game, 3, "accuracy make: at most this many positions from one game");
+ABSL_DECLARE_FLAG(std::string, player);
 
 namespace zf::cli {
 namespace {
@@ -46,6 +57,22 @@ uint64_t SeedFromFlag() {
 absl::Status NoArgs(const std::vector<std::string>& args) {
   if (args.empty()) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat("unexpected argument \"", args[0], "\""));
+}
+
+// A whole text file; InvalidArgument naming it when it cannot be read (it is user input).
+absl::StatusOr<std::string> ReadTextFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat("cannot read ", path));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+absl::Status WriteTextFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  if (!out.flush()) return absl::InvalidArgumentError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
 }
 
 std::string ResultText(games::Returns r, int player) {
@@ -228,6 +255,82 @@ absl::Status RunPlay(const std::vector<std::string>& args) {
   });
 }
 
+absl::Status RunAccuracyMake(uint64_t seed) {
+  const std::string out = absl::GetFlag(FLAGS_positions);
+  const std::string p1_spec = absl::GetFlag(FLAGS_p1), p2_spec = absl::GetFlag(FLAGS_p2);
+  if (out.empty() || p1_spec.empty() || p2_spec.empty()) {
+    return absl::InvalidArgumentError("accuracy make needs --p1, --p2 and --positions (the file)");
+  }
+  evaluator::MakePositionsOptions options;
+  options.positions = absl::GetFlag(FLAGS_count);
+  options.min_ply = absl::GetFlag(FLAGS_min_ply);
+  options.per_game = absl::GetFlag(FLAGS_per_game);
+  options.seed = seed;
+  ZF_ASSIGN_OR_RETURN(options.opening_moves,
+                      OpeningMovesFromFlag(players::DefaultOpeningMoves("connect4")));
+  ZF_RETURN_IF_ERROR(options.Validate());
+  const games::ConnectFour start;
+  ZF_ASSIGN_OR_RETURN(std::unique_ptr<players::Player<games::ConnectFour>> p1,
+                      players::MakePlayer<games::ConnectFour>(p1_spec, start, seed));
+  ZF_ASSIGN_OR_RETURN(std::unique_ptr<players::Player<games::ConnectFour>> p2,
+                      players::MakePlayer<games::ConnectFour>(p2_spec, start, seed + 1));
+  games::ConnectFourSolver solver;
+  const absl::Time t0 = absl::Now();
+  ZF_ASSIGN_OR_RETURN(std::vector<evaluator::AccuracyPosition> positions,
+                      evaluator::MakeConnectFourAccuracyPositions(*p1, *p2, solver, options));
+  const std::string text = evaluator::FormatAccuracyPositions(
+      positions,
+      {"zerofleet accuracy positions (evaluator/accuracy.h): connect4",
+       absl::StrFormat("made by: zf accuracy make --p1 %s --p2 %s --count %d --min_ply %d "
+                       "--per_game %d --opening_moves %d --seed %d",
+                       p1_spec, p2_spec, options.positions, options.min_ply, options.per_game,
+                       options.opening_moves, seed),
+       "MOVES (columns from the empty board) OUTCOMES (columns 0..6 for the player to move: W "
+       "win, D draw, L loss, - full)"});
+  ZF_RETURN_IF_ERROR(WriteTextFile(out, text));
+  std::cout << absl::StrFormat("%d positions written to %s in %.1f s (solver: %d positions)\n",
+                               positions.size(), out, absl::ToDoubleSeconds(absl::Now() - t0),
+                               solver.nodes());
+  return absl::OkStatus();
+}
+
+absl::Status RunAccuracy(const std::vector<std::string>& args) {
+  const uint64_t seed = SeedFromFlag();
+  if (args.size() == 1 && args[0] == "make") return RunAccuracyMake(seed);
+  ZF_RETURN_IF_ERROR(NoArgs(args));
+  ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
+  if (config.name != "connect4") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "accuracy against perfect play needs an exact solver: only connect4 has one, not ",
+        config.name));
+  }
+  const std::string spec = absl::GetFlag(FLAGS_player);
+  std::vector<evaluator::AccuracyPosition> positions;
+  std::string source = "the standard set";
+  if (const std::string file = absl::GetFlag(FLAGS_positions); !file.empty()) {
+    ZF_ASSIGN_OR_RETURN(const std::string text, ReadTextFile(file));
+    ZF_ASSIGN_OR_RETURN(positions,
+                        evaluator::ParseAccuracyPositions(text, games::ConnectFour::kColumns));
+    source = file;
+  } else {
+    positions = evaluator::ConnectFourAccuracyPositions();
+  }
+  const games::ConnectFour start;
+  ZF_ASSIGN_OR_RETURN(std::unique_ptr<players::Player<games::ConnectFour>> player,
+                      players::MakePlayer<games::ConnectFour>(spec, start, seed));
+  ZF_ASSIGN_OR_RETURN(const evaluator::AccuracyResult r,
+                      evaluator::MeasureAccuracy(*player, start, positions));
+  if (absl::GetFlag(FLAGS_json)) {
+    std::string json = evaluator::AccuracyJson(r);
+    json.insert(1, absl::StrCat("\"game\": \"connect4\", \"player\": ", JsonString(spec), ", "));
+    std::cout << json << "\n";
+  } else {
+    std::cout << absl::StrFormat("connect4: %s keeps the best outcome in %s (%s; %.1f s)\n", spec,
+                                 evaluator::AccuracyText(r), source, r.seconds);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::vector<Command> PlayerCommands() {
@@ -249,6 +352,20 @@ std::vector<Command> PlayerCommands() {
        RunPlay,
        [](const std::vector<std::string>&) {
          return players::IsNetworkPlayerSpec(absl::GetFlag(FLAGS_vs));
+       }},
+      {"accuracy",
+       "accuracy against perfect play: the share of decisive positions (from real games) where "
+       "a player keeps the best outcome, with its 95% interval (connect4); `make` draws a set",
+       "zf accuracy --game connect4 --player SPEC [--positions FILE] [--json] [--seed S]\n"
+       "       zf accuracy make --p1 SPEC --p2 SPEC --positions FILE [--count N] [--min_ply P] "
+       "[--per_game K] [--opening_moves N] [--seed S]",
+       {"game", "player", "positions", "json", "seed", "p1", "p2", "count", "min_ply", "per_game",
+        "opening_moves"},
+       RunAccuracy,
+       [](const std::vector<std::string>&) {
+         return players::IsNetworkPlayerSpec(absl::GetFlag(FLAGS_player)) ||
+                players::IsNetworkPlayerSpec(absl::GetFlag(FLAGS_p1)) ||
+                players::IsNetworkPlayerSpec(absl::GetFlag(FLAGS_p2));
        }},
   };
 }

@@ -60,6 +60,7 @@
 #include "common/log_file.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
+#include "evaluator/accuracy.h"
 #include "evaluator/evaluation_runner.h"
 #include "evaluator/evaluator.h"
 #include "evaluator/results_log.h"
@@ -345,6 +346,36 @@ std::string EvaluationJson(const char* event, double elapsed_s, const evaluator:
       "{\"event\": \"%s\", \"elapsed_s\": %.1f, \"version\": %d%s, \"best_version\": %d, "
       "\"results\": [%s]}",
       event, elapsed_s, r.version, elo, status.best_version, absl::StrJoin(parts, ", "));
+}
+
+// Connect Four: the accuracy against perfect play of `checkpoint` searched with `sims`
+// simulations, over the standard position set (evaluator/accuracy.h): the learning curve on an
+// absolute scale beside Elo. nullopt for other games, when stopped, or on error (logged).
+std::optional<evaluator::AccuracyResult> CheckpointAccuracy(const std::string& game,
+                                                            const std::string& checkpoint, int sims,
+                                                            const std::atomic<bool>& stop) {
+  if (game != "connect4") return std::nullopt;
+  const games::ConnectFour start;
+  absl::StatusOr<std::unique_ptr<players::Player<games::ConnectFour>>> player =
+      players::MakePlayer<games::ConnectFour>(absl::StrCat("net:", checkpoint, ":", sims), start,
+                                              /*seed=*/1);
+  absl::StatusOr<evaluator::AccuracyResult> r =
+      player.ok() ? evaluator::MeasureAccuracy(**player, start,
+                                               evaluator::ConnectFourAccuracyPositions(), &stop)
+                  : absl::StatusOr<evaluator::AccuracyResult>(player.status());
+  if (!r.ok()) {
+    if (!absl::IsCancelled(r.status())) ZF_LOG(WARNING) << "run: accuracy: " << r.status();
+    return std::nullopt;
+  }
+  return *r;
+}
+
+std::string AccuracyJsonLine(const char* event, double elapsed_s, int64_t version,
+                             const evaluator::AccuracyResult& r) {
+  std::string json = evaluator::AccuracyJson(r);
+  json.insert(1, absl::StrFormat("\"event\": \"%s\", \"elapsed_s\": %.1f, \"version\": %d, ", event,
+                                 elapsed_s, version));
+  return json;
 }
 
 // The progress line's part: "Elo v12 412 [380, 444]".
@@ -778,14 +809,27 @@ absl::Status RunRun(const std::vector<std::string>& args) {
         failed = *kept;
         continue;
       }
+      // Connect Four: accuracy against perfect play too, in the evaluator's CPU share (the
+      // CpuShareRunner counts this thread's CPU time, so the next games wait it out).
+      const std::optional<evaluator::AccuracyResult> accuracy =
+          CheckpointAccuracy(game.name, absl::StrCat(eval_checkpoints, "/v", *kept, ".zfckpt"),
+                             config.eval_sims, stopping);
       const double elapsed = absl::ToDoubleSeconds(absl::Now() - start_time);
-      std::cout << FitColumns(absl::StrFormat("[%5.0fs] evaluation %s", elapsed,
-                                              evaluator::ReportLine(*report, rater->status())))
+      std::string line = evaluator::ReportLine(*report, rater->status());
+      if (accuracy.has_value()) {
+        absl::StrAppendFormat(&line, "; accuracy %.1f%% [%.1f, %.1f]", 100 * accuracy->accuracy,
+                              100 * accuracy->interval.lower, 100 * accuracy->interval.upper);
+      }
+      std::cout << FitColumns(absl::StrFormat("[%5.0fs] evaluation %s", elapsed, line))
                 << std::endl;
       evaluator::PruneCheckpoints(eval_checkpoints, rater->status());
       absl::MutexLock lock(&eval_mu);
       progress_log << EvaluationJson("evaluation", elapsed, *report, rater->status()) << std::endl;
       last_eval = EloText(*report);
+      if (accuracy.has_value()) {
+        progress_log << AccuracyJsonLine("accuracy", elapsed, *kept, *accuracy) << std::endl;
+        absl::StrAppendFormat(&last_eval, " acc %.0f%%", 100 * accuracy->accuracy);
+      }
     }
   });
 
@@ -929,6 +973,23 @@ absl::Status RunRun(const std::vector<std::string>& args) {
                    << std::endl;
     } else {
       ZF_LOG(WARNING) << "run: final evaluation: " << final_eval.status();
+    }
+  }
+  // Connect Four: the newest checkpoint's accuracy against perfect play (the figure `make demo`
+  // ends with, docs/benchmarks.md).
+  if (ls.published_version > 1 && config.eval_games > 0) {
+    const std::atomic<bool> never{false};
+    const std::optional<evaluator::AccuracyResult> accuracy =
+        CheckpointAccuracy(game.name, latest, config.eval_sims, never);
+    if (accuracy.has_value()) {
+      std::cout << absl::StrFormat(
+                       "zf run: accuracy against perfect play: v%d (%d simulations) keeps the "
+                       "best outcome in %s",
+                       ls.published_version, config.eval_sims, evaluator::AccuracyText(*accuracy))
+                << std::endl;
+      absl::MutexLock lock(&eval_mu);
+      progress_log << AccuracyJsonLine("final_accuracy", elapsed, ls.published_version, *accuracy)
+                   << std::endl;
     }
   }
   {

@@ -79,6 +79,9 @@ class ConnectFour {
   int NumMoves() const { return num_moves_; }
   // The player with four in a row, or -1 when there is none.
   int Winner() const { return winner_; }
+  // The stones of `player` (0 = X, 1 = O) as the bitboard described above: bit col * 7 + row,
+  // row 0 at the bottom (for the solver, games/connect4/solver.h).
+  uint64_t Stones(int player) const { return stones_[player]; }
 
  private:
   // True when the stones contain four in a row in any direction.

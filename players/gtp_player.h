@@ -1,4 +1,5 @@
-// GNU Go as a player (the spec gnugo:LEVEL, players/player_spec.h).
+// Any GTP engine as a Go player (the specs gtp:COMMAND and gnugo:LEVEL, players/player_spec.h):
+// GNU Go, `zf gtp` itself, Leela Zero, KataGo... run as a subprocess.
 //
 // Thread-compatible: one player per thread.
 #pragma once
@@ -23,37 +24,58 @@
 
 namespace zf::players {
 
-// GNU Go as a player: a GTP subprocess told every move. The player follows one game at a time,
+// A GTP engine as a player: a subprocess told every move. The player follows one game at a time,
 // played move by move from the empty board: at each ChooseAction it finds the opponent's move
-// since its own last one, tells GNU Go, and asks genmove. A position that is not one move on
-// (a new game, or one begun with moves the player did not see, like an evaluation's random
+// since its own last one, tells the engine (play), and asks genmove. A position that is not one
+// move on (a new game, or one begun with moves the player did not see, like an evaluation's random
 // opening) is rebuilt from the empty board: an order of its stones' placements and of passes
 // that reaches the same board with the same player to move, found by a bounded search (a stone
 // captured on the way becomes a pass; area scoring does not count prisoners).
-class GnuGoPlayer final : public Player<games::Go> {
+class GtpPlayer final : public Player<games::Go> {
  public:
-  // Starts GNU Go at `level` (0..10) for games like `start` (its size and komi).
-  // Returns: the player; InvalidArgument for a bad level; NotFound without GNU Go; Internal if
-  // it cannot start; Unavailable or FailedPrecondition if it rejects the board size or komi.
-  static absl::StatusOr<std::unique_ptr<GnuGoPlayer>> Create(const games::Go& start, int level) {
+  // Starts the engine `argv` (argv[0] a path, or a name looked up on PATH) for games like
+  // `start`: boardsize, clear_board and komi are sent. The engine's own flags set everything
+  // else (its rules, playouts, threads); zerofleet scores by area with positional superko, so
+  // an engine should play those rules (docs/gtp.md). `name` labels its moves ("gnugo:10").
+  // Returns: the player; InvalidArgument for an empty command; NotFound for a binary that is
+  // not there; Internal if it cannot start; Unavailable or FailedPrecondition if it rejects
+  // the board size or komi (a GTP error names the command).
+  static absl::StatusOr<std::unique_ptr<GtpPlayer>> Create(const games::Go& start,
+                                                           std::vector<std::string> argv,
+                                                           std::string name) {
+    if (argv.empty() || argv[0].empty()) {
+      return absl::InvalidArgumentError("gtp player: the command is empty");
+    }
+    if (!absl::StrContains(argv[0], '/')) {
+      ZF_ASSIGN_OR_RETURN(argv[0], gtp::FindOnPath(argv[0]));
+    }
+    ZF_ASSIGN_OR_RETURN(std::unique_ptr<gtp::GtpClient> client,
+                        gtp::GtpClient::Create({.argv = std::move(argv)}));
+    ZF_RETURN_IF_ERROR(client->Send(absl::StrCat("boardsize ", start.Size())).status());
+    ZF_RETURN_IF_ERROR(client->Send("clear_board").status());
+    ZF_RETURN_IF_ERROR(client->Send(absl::StrCat("komi ", start.Komi())).status());
+    return std::unique_ptr<GtpPlayer>(new GtpPlayer(start, std::move(client), std::move(name)));
+  }
+
+  // GNU Go at `level` (0..10) with zerofleet's rules: --chinese-rules --positional-superko
+  // --forbid-suicide, and --capture-all-dead (it removes dead stones before passing, as area
+  // scoring of the board as it stands needs).
+  // Returns: as Create; InvalidArgument for a bad level; NotFound without GNU Go.
+  static absl::StatusOr<std::unique_ptr<GtpPlayer>> CreateGnuGo(const games::Go& start, int level) {
     if (level < 0 || level > 10) {
       return absl::InvalidArgumentError(absl::StrCat("gnugo level must be in 0..10, got ", level));
     }
     ZF_ASSIGN_OR_RETURN(std::string binary, gtp::FindGnuGo());
-    ZF_ASSIGN_OR_RETURN(
-        std::unique_ptr<gtp::GtpClient> client,
-        gtp::GtpClient::Create(
-            {.argv = {binary, "--mode", "gtp", "--level", absl::StrCat(level), "--chinese-rules",
-                      "--positional-superko", "--forbid-suicide", "--capture-all-dead", "--komi",
-                      absl::StrCat(start.Komi()), "--boardsize", absl::StrCat(start.Size())}}));
-    ZF_RETURN_IF_ERROR(client->Send(absl::StrCat("boardsize ", start.Size())).status());
-    ZF_RETURN_IF_ERROR(client->Send(absl::StrCat("komi ", start.Komi())).status());
-    return std::unique_ptr<GnuGoPlayer>(new GnuGoPlayer(start, std::move(client)));
+    return Create(start,
+                  {binary, "--mode", "gtp", "--level", absl::StrCat(level), "--chinese-rules",
+                   "--positional-superko", "--forbid-suicide", "--capture-all-dead", "--komi",
+                   absl::StrCat(start.Komi()), "--boardsize", absl::StrCat(start.Size())},
+                  absl::StrCat("gnugo:", level));
   }
 
-  // Returns: GNU Go's move or kResignAction; FailedPrecondition for a position neither one
-  // move on from the previous one nor rebuildable from the empty board; Internal if GNU Go
-  // plays what these rules call illegal; Unavailable if GNU Go died.
+  // Returns: the engine's move or kResignAction; FailedPrecondition for a position neither one
+  // move on from the previous one nor rebuildable from the empty board; Internal if the engine
+  // plays what these rules call illegal; Unavailable if it died.
   absl::StatusOr<int> ChooseAction(const games::Go& game) override {
     ZF_RETURN_IF_ERROR(CatchUp(game));
     const char* color = game.ToPlay() == 0 ? "black" : "white";
@@ -63,7 +85,7 @@ class GnuGoPlayer final : public Player<games::Go> {
     absl::StatusOr<int> action = gtp::ParseVertex(game, reply);
     if (!action.ok() || !game.IsLegal(*action)) {
       return absl::InternalError(
-          absl::StrCat("GNU Go played \"", reply, "\", which is illegal here"));
+          absl::StrCat(name_, " played \"", reply, "\", which is illegal here"));
     }
     known_ = game;
     known_.Apply(*action);
@@ -71,19 +93,19 @@ class GnuGoPlayer final : public Player<games::Go> {
   }
 
   std::string Thinking(const games::Go& game) const override {
-    return absl::StrCat("GNU Go says ", last_reply_);
+    return absl::StrCat(name_, " says ", last_reply_);
   }
 
  private:
-  GnuGoPlayer(const games::Go& start, std::unique_ptr<gtp::GtpClient> client)
-      : empty_(start), known_(start), client_(std::move(client)) {}
+  GtpPlayer(const games::Go& start, std::unique_ptr<gtp::GtpClient> client, std::string name)
+      : empty_(start), known_(start), client_(std::move(client)), name_(std::move(name)) {}
 
   static bool SamePosition(const games::Go& a, const games::Go& b) {
     return a.NumMoves() == b.NumMoves() && a.BoardHash() == b.BoardHash() &&
            a.ConsecutivePasses() == b.ConsecutivePasses();
   }
 
-  // Brings GNU Go to `game`: from known_ by one move, else from the empty board.
+  // Brings the engine to `game`: from known_ by one move, else from the empty board.
   absl::Status CatchUp(const games::Go& game) {
     std::vector<int> path;
     if (game.NumMoves() == known_.NumMoves() + 1) {  // the usual case; captures included
@@ -103,7 +125,7 @@ class GnuGoPlayer final : public Player<games::Go> {
       int budget = kRebuildBudget;
       if (!FindPath(known_, game, game.NumMoves(), &path, &budget)) {
         return absl::FailedPreconditionError(
-            absl::StrCat("gnugo: cannot rebuild the position after move ", game.NumMoves(),
+            absl::StrCat(name_, ": cannot rebuild the position after move ", game.NumMoves(),
                          " from the empty board by placing its stones"));
       }
     }
@@ -151,8 +173,9 @@ class GnuGoPlayer final : public Player<games::Go> {
   static constexpr int kRebuildBudget = 100000;  // positions visited per rebuild
 
   games::Go empty_;
-  games::Go known_;  // the position GNU Go has
+  games::Go known_;  // the position the engine has
   std::unique_ptr<gtp::GtpClient> client_;
+  std::string name_;
   std::vector<int> legal_;
   std::string last_reply_;
 };
