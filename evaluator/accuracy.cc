@@ -28,7 +28,8 @@ absl::StatusOr<std::vector<AccuracyPosition>> ParseAccuracyPositions(absl::strin
     ++line_number;
     line = absl::StripAsciiWhitespace(line);
     if (line.empty() || line[0] == '#') continue;
-    std::vector<absl::string_view> fields = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    std::vector<absl::string_view> fields =
+        absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
     auto error = [&](absl::string_view what) {
       return absl::InvalidArgumentError(
           absl::StrCat("accuracy positions, line ", line_number, ": ", what, " (\"", line, "\")"));
@@ -36,6 +37,9 @@ absl::StatusOr<std::vector<AccuracyPosition>> ParseAccuracyPositions(absl::strin
     if (fields.size() != 2) return error("expected MOVES OUTCOMES");
     AccuracyPosition p;
     if (fields[0] != "-") p.moves = absl::StrSplit(fields[0], ',');
+    for (const std::string& move : p.moves) {
+      if (move.empty()) return error("MOVES has an empty move (\",,\" or a ',' at an end)");
+    }
     p.outcomes = std::string(fields[1]);
     if (static_cast<int>(p.outcomes.size()) != num_actions) {
       return error(absl::StrCat("OUTCOMES must have one character per action (", num_actions, ")"));
@@ -103,6 +107,14 @@ std::string AccuracyJson(const AccuracyResult& r) {
       r.win_correct, r.draw_positions, r.draw_correct, r.seconds);
 }
 
+namespace {
+games::ConnectFour Replay(const AccuracyPosition& p) {
+  games::ConnectFour g;
+  for (const std::string& m : p.moves) g.Apply(*g.ParseAction(m));
+  return g;
+}
+}  // namespace
+
 absl::Status MakePositionsOptions::Validate() const {
   if (positions < 1 || positions > 100000) {
     return absl::InvalidArgumentError(
@@ -149,8 +161,12 @@ absl::StatusOr<std::vector<AccuracyPosition>> MakeConnectFourAccuracyPositions(
       games::ConnectFour position;
       for (int k = 0; k < ply; ++k) position.Apply(actions[k]);
       if (seen.contains(position.Hash())) continue;
-      ZF_ASSIGN_OR_RETURN(const std::vector<games::ConnectFourSolver::Outcome> outcomes,
-                          solver.MoveOutcomes(position));
+      absl::StatusOr<std::vector<games::ConnectFourSolver::Outcome>> solved =
+          solver.MoveOutcomes(position);
+      // Beyond the solver's budget: this and every earlier position of the game are left out.
+      if (absl::IsResourceExhausted(solved.status())) break;
+      if (!solved.ok()) return solved.status();
+      const std::vector<games::ConnectFourSolver::Outcome>& outcomes = *solved;
       AccuracyPosition p;
       for (int k = 0; k < ply; ++k) p.moves.push_back(absl::StrCat(actions[k]));
       for (int col = 0; col < games::ConnectFour::kColumns; ++col) {
@@ -173,17 +189,21 @@ absl::StatusOr<std::vector<AccuracyPosition>> MakeConnectFourAccuracyPositions(
       const char best = BestOutcome(p);
       bool decisive = false;
       for (char c : p.outcomes) decisive |= c != '-' && c != best;
-      if (decisive) {
-        seen.insert(position.Hash());
-        candidates.push_back(std::move(p));
-      }
+      if (decisive) candidates.push_back(std::move(p));  // one per ply: distinct
     }
     std::shuffle(candidates.begin(), candidates.end(), rng);
     for (int k = 0; k < static_cast<int>(candidates.size()) && k < options.per_game &&
                     static_cast<int>(out.size()) < options.positions;
          ++k) {
+      seen.insert(Replay(candidates[k]).Hash());
       out.push_back(std::move(candidates[k]));
     }
+  }
+  if (static_cast<int>(out.size()) < options.positions) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("accuracy positions: only ", out.size(), " of ", options.positions,
+                     " decisive positions in ", options.max_games,
+                     " games (raise max_games, or lower min_ply or the count)"));
   }
   return out;
 }

@@ -60,7 +60,8 @@ std::string FormatAccuracyPositions(const std::vector<AccuracyPosition>& positio
 // which its test rules out).
 const std::vector<AccuracyPosition>& ConnectFourAccuracyPositions();
 
-// The Wilson score interval for `successes` of `trials` at 95% (z = 1.96): [lower, upper].
+// The Wilson score interval for `successes` of `trials` at 95% (z = 1.96): [lower, upper];
+// [0, 1] for no trials.
 struct Interval {
   double lower = 0, upper = 0;
 };
@@ -81,8 +82,10 @@ std::string AccuracyText(const AccuracyResult& r);
 // {"positions": N, "correct": K, "accuracy": A, "lower": L, "upper": U, ...}.
 std::string AccuracyJson(const AccuracyResult& r);
 
-// Asks `player` for a move in each position (`start` with the moves applied) and scores it.
-// Blocks until done, or until `stop` (if given) becomes true between positions.
+// Asks `player` for a move in each position (`start` with the moves applied) and scores it: a
+// move that keeps the best outcome is right; any other, a resignation or an illegal move is
+// wrong (not an error). Blocks until done, or until `stop` (if given) becomes true between
+// positions.
 // Returns: the result; InvalidArgument for a position that does not replay from `start`;
 // Cancelled (stopped); the player's error.
 template <games::Game G>
@@ -103,8 +106,11 @@ struct MakePositionsOptions {
 
 // Plays games between `first` and `second` (colours alternating), solves every decisive position
 // of each from options.min_ply on with `solver`, and keeps up to options.per_game of them per
-// game, each distinct, until options.positions are kept. Blocks until done (minutes).
-// Returns: the positions; InvalidArgument (options); the players' or the solver's error.
+// game, each distinct, until options.positions are kept. A game's positions are solved from the
+// end backwards; where one is beyond the solver's budget, it and the game's earlier ones are
+// left out. Blocks until done (minutes).
+// Returns: the positions; InvalidArgument (options); ResourceExhausted when max_games games
+// held fewer than options.positions; Internal for a player's illegal move; the players' error.
 absl::StatusOr<std::vector<AccuracyPosition>> MakeConnectFourAccuracyPositions(
     players::Player<games::ConnectFour>& first, players::Player<games::ConnectFour>& second,
     games::ConnectFourSolver& solver, const MakePositionsOptions& options);

@@ -93,6 +93,12 @@ TEST(AccuracyTest, BadPositionSetsAreRefusedNamingTheLine) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not decisive")));
   EXPECT_THAT(ParseAccuracyPositions("3,3\n", 7),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("expected MOVES OUTCOMES")));
+  EXPECT_THAT(ParseAccuracyPositions("3,,3 WWLLLLL\n", 7),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("empty move")));
+  EXPECT_THAT(ParseAccuracyPositions("3,3, WWLLLLL\n", 7),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("empty move")));
+  // Tabs and CRLF line ends are whitespace; '-' is the start position.
+  EXPECT_EQ(ParseAccuracyPositions("3,3\tWWLLLLL\r\n- DDDWDDD\n", 7)->size(), 2u);
   // A set that parses but does not replay is refused when measured.
   absl::StatusOr<std::vector<AccuracyPosition>> bad =
       ParseAccuracyPositions("0,0,0,0,0,0,0 WLLLLLL\n", 7);
@@ -124,6 +130,11 @@ TEST(AccuracyTest, MadePositionsAreDecisiveDistinctAndLateEnough) {
     EXPECT_GE(p.moves.size(), 14u);
     EXPECT_TRUE(hashes.insert(Replay(p).Hash()).second);
   }
+  // Too few games for the count: an error, not a short set.
+  options.max_games = 1;
+  EXPECT_THAT(MakeConnectFourAccuracyPositions(a, b, solver, options).status(),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       HasSubstr("of 20 decisive positions in 1 games")));
   options.min_ply = 42;
   EXPECT_THAT(MakeConnectFourAccuracyPositions(a, b, solver, options).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("min_ply")));

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,7 +28,11 @@ absl::StatusOr<std::string> FindOnPath(const std::string& name, bool also_usr_ga
   if (also_usr_games) dirs.push_back("/usr/games");
   for (const std::string& dir : dirs) {
     const std::string candidate = dir + "/" + name;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    struct stat info {};
+    if (stat(candidate.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
+        access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
   }
   return absl::NotFoundError(
       absl::StrCat("\"", name, "\" not found on PATH", also_usr_games ? " or in /usr/games" : ""));

@@ -37,9 +37,9 @@ class GtpPlayer final : public Player<games::Go> {
   // `start`: boardsize, clear_board and komi are sent. The engine's own flags set everything
   // else (its rules, playouts, threads); zerofleet scores by area with positional superko, so
   // an engine should play those rules (docs/gtp.md). `name` labels its moves ("gnugo:10").
-  // Returns: the player; InvalidArgument for an empty command; NotFound for a binary that is
-  // not there; Internal if it cannot start; Unavailable or FailedPrecondition if it rejects
-  // the board size or komi (a GTP error names the command).
+  // Returns: the player; InvalidArgument for an empty command; NotFound for a name not on
+  // PATH; Internal if it cannot start (a path that is not an executable); Unavailable or
+  // FailedPrecondition if it rejects the board size or komi (a GTP error names the command).
   static absl::StatusOr<std::unique_ptr<GtpPlayer>> Create(const games::Go& start,
                                                            std::vector<std::string> argv,
                                                            std::string name) {

@@ -17,8 +17,9 @@
 //                       --eval_vs and --anchors split lists of specs on it)
 //   perfect             tic-tac-toe and connect4: an exact solver picking at random among the
 //                       moves that keep the position's value (Connect Four: the quickest win or
-//                       the slowest loss; a position its node budget cannot solve, in practice
-//                       one before ply 8 or so, is an error (ResourceExhausted), never a guess)
+//                       the slowest loss; a position its node budget cannot solve (about four
+//                       minutes here; from ply 8 on a position takes about a second, at ply 4
+//                       ten seconds or more) is an error (ResourceExhausted), never a guess)
 //   gnugo:LEVEL         Go only: GNU Go (LEVEL 0..10) run as a GTP subprocess with the same
 //                       rules (--chinese-rules --positional-superko --forbid-suicide) and the
 //                       game's komi and board size, and --capture-all-dead (it removes dead

@@ -99,8 +99,11 @@ TEST_F(CliEvaluatorTest, EvaluatorRefusesBadFlagsBeforeDoingAnything) {
   ExpectUsageError({"evaluator", "--game", "connect4", "--dir", dir_}, "--model_service");
   ExpectUsageError({"evaluator", "--model_service", "127.0.0.1:1", "--game", "connect4"}, "--dir");
   ExpectUsageError({"evaluator", "--model_service", "127.0.0.1:1", "--dir", dir_, "--game",
-                    "connect4", "--anchors", "random,perfect"},
+                    "dotsboxes", "--anchors", "random,perfect"},
                    "perfect");
+  ExpectUsageError({"evaluator", "--model_service", "127.0.0.1:1", "--dir", dir_, "--game",
+                    "connect4", "--anchors", "random,gtp:gnugo"},
+                   "GTP engines play go only");
   ExpectUsageError({"evaluator", "--model_service", "127.0.0.1:1", "--dir", dir_, "--game",
                     "connect4", "--games_per_opponent", "3"},
                    "even");

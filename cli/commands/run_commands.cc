@@ -783,6 +783,9 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   const absl::Time start_time = absl::Now();
   absl::Mutex eval_mu;
   std::string last_eval = "no Elo yet";  // guarded by eval_mu
+  // Connect Four: the newest version whose accuracy was measured, and the result (eval_mu).
+  int64_t accuracy_version = 0;
+  evaluator::AccuracyResult last_accuracy;
   std::thread eval_thread([&] {
     int64_t failed = -1;
     while (!stopping.load() && rater != nullptr) {
@@ -827,6 +830,8 @@ absl::Status RunRun(const std::vector<std::string>& args) {
       progress_log << EvaluationJson("evaluation", elapsed, *report, rater->status()) << std::endl;
       last_eval = EloText(*report);
       if (accuracy.has_value()) {
+        accuracy_version = *kept;
+        last_accuracy = *accuracy;
         progress_log << AccuracyJsonLine("accuracy", elapsed, *kept, *accuracy) << std::endl;
         absl::StrAppendFormat(&last_eval, " acc %.0f%%", 100 * accuracy->accuracy);
       }
@@ -979,8 +984,14 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   // ends with, docs/benchmarks.md).
   if (ls.published_version > 1 && config.eval_games > 0) {
     const std::atomic<bool> never{false};
-    const std::optional<evaluator::AccuracyResult> accuracy =
-        CheckpointAccuracy(game.name, latest, config.eval_sims, never);
+    std::optional<evaluator::AccuracyResult> accuracy;
+    {
+      absl::MutexLock lock(&eval_mu);  // measured already by the evaluation loop: not again
+      if (accuracy_version == ls.published_version) accuracy = last_accuracy;
+    }
+    if (!accuracy.has_value()) {
+      accuracy = CheckpointAccuracy(game.name, latest, config.eval_sims, never);
+    }
     if (accuracy.has_value()) {
       std::cout << absl::StrFormat(
                        "zf run: accuracy against perfect play: v%d (%d simulations) keeps the "

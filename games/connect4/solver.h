@@ -47,7 +47,8 @@ class ConnectFourSolver {
     // Transposition table entries (8 bytes each); rounded to a prime near this. Default 64 MiB.
     int64_t table_entries = int64_t{1} << 23;
     // Positions visited per call (Score, OptimalActions, MoveOutcomes) before giving up with
-    // ResourceExhausted; 0 = no limit. The default is about a minute on the development VM.
+    // ResourceExhausted; 0 = no limit. The default is about four minutes on the development VM
+    // (5.5-7 million positions a second, docs/benchmarks.md).
     int64_t max_nodes = 1'500'000'000;
     absl::Status Validate() const;
   };
@@ -55,7 +56,8 @@ class ConnectFourSolver {
   // The outcome of one move for the player who makes it.
   enum class Outcome : int8_t { kLoss = -1, kDraw = 0, kWin = 1 };
 
-  // Returns: the solver; InvalidArgument for bad options.
+  // Returns: the solver (a movable value, not a pointer: the perfect player holds one by
+  // value); InvalidArgument for bad options.
   static absl::StatusOr<ConnectFourSolver> Create(const Options& options);
   // A solver with the default options.
   ConnectFourSolver();
