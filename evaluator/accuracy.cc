@@ -20,6 +20,12 @@ char BestOutcome(const AccuracyPosition& p) {
   return 'L';
 }
 
+bool IsDecisive(const AccuracyPosition& p) {
+  const char best = BestOutcome(p);
+  return std::any_of(p.outcomes.begin(), p.outcomes.end(),
+                     [best](char c) { return c != '-' && c != best; });
+}
+
 absl::StatusOr<std::vector<AccuracyPosition>> ParseAccuracyPositions(absl::string_view text,
                                                                      int num_actions) {
   std::vector<AccuracyPosition> out;
@@ -47,10 +53,7 @@ absl::StatusOr<std::vector<AccuracyPosition>> ParseAccuracyPositions(absl::strin
     if (p.outcomes.find_first_not_of("WDL-") != std::string::npos) {
       return error("OUTCOMES may hold only W, D, L and -");
     }
-    const char best = BestOutcome(p);
-    bool decisive = false;
-    for (char c : p.outcomes) decisive |= c != '-' && c != best;
-    if (!decisive) return error("not decisive: every legal move has the same outcome");
+    if (!IsDecisive(p)) return error("not decisive: every legal move has the same outcome");
     out.push_back(std::move(p));
   }
   if (out.empty()) return absl::InvalidArgumentError("accuracy positions: no positions");
@@ -98,22 +101,14 @@ std::string AccuracyText(const AccuracyResult& r) {
       r.draw_positions);
 }
 
-std::string AccuracyJson(const AccuracyResult& r) {
+std::string AccuracyJson(const AccuracyResult& r, absl::string_view leading_fields) {
   return absl::StrFormat(
-      "{\"positions\": %d, \"correct\": %d, \"accuracy\": %.4f, \"lower\": %.4f, "
+      "{%s\"positions\": %d, \"correct\": %d, \"accuracy\": %.4f, \"lower\": %.4f, "
       "\"upper\": %.4f, \"win_positions\": %d, \"win_correct\": %d, \"draw_positions\": %d, "
       "\"draw_correct\": %d, \"seconds\": %.3f}",
-      r.positions, r.correct, r.accuracy, r.interval.lower, r.interval.upper, r.win_positions,
-      r.win_correct, r.draw_positions, r.draw_correct, r.seconds);
+      leading_fields, r.positions, r.correct, r.accuracy, r.interval.lower, r.interval.upper,
+      r.win_positions, r.win_correct, r.draw_positions, r.draw_correct, r.seconds);
 }
-
-namespace {
-games::ConnectFour Replay(const AccuracyPosition& p) {
-  games::ConnectFour g;
-  for (const std::string& m : p.moves) g.Apply(*g.ParseAction(m));
-  return g;
-}
-}  // namespace
 
 absl::Status MakePositionsOptions::Validate() const {
   if (positions < 1 || positions > 100000) {
@@ -146,20 +141,28 @@ absl::StatusOr<std::vector<AccuracyPosition>> MakeConnectFourAccuracyPositions(
     games::ConnectFour game;
     std::vector<int> actions;
     players::PlayRandomOpening(game, options.opening_moves, rng, &actions);
+    std::vector<games::ConnectFour> history;  // history[k]: the position before actions[k]
+    {
+      games::ConnectFour replay;
+      for (int action : actions) {
+        history.push_back(replay);
+        replay.Apply(action);
+      }
+    }
     while (!game.IsTerminal()) {
       ZF_ASSIGN_OR_RETURN(const int action, seats[game.ToPlay()]->ChooseAction(game));
       if (!game.IsLegal(action)) {
         return absl::InternalError(absl::StrCat("accuracy positions: illegal move ", action));
       }
+      history.push_back(game);
       game.Apply(action);
       actions.push_back(action);
     }
     // The game's decisive positions, solved from the end backwards (the solver's table then
-    // holds what the earlier, harder positions need).
-    std::vector<AccuracyPosition> candidates;
+    // holds what the earlier, harder positions need); one per ply, so distinct.
+    std::vector<std::pair<uint64_t, AccuracyPosition>> candidates;  // hash, position
     for (int ply = static_cast<int>(actions.size()) - 1; ply >= options.min_ply; --ply) {
-      games::ConnectFour position;
-      for (int k = 0; k < ply; ++k) position.Apply(actions[k]);
+      const games::ConnectFour& position = history[ply];
       if (seen.contains(position.Hash())) continue;
       absl::StatusOr<std::vector<games::ConnectFourSolver::Outcome>> solved =
           solver.MoveOutcomes(position);
@@ -186,17 +189,14 @@ absl::StatusOr<std::vector<AccuracyPosition>> MakeConnectFourAccuracyPositions(
             break;
         }
       }
-      const char best = BestOutcome(p);
-      bool decisive = false;
-      for (char c : p.outcomes) decisive |= c != '-' && c != best;
-      if (decisive) candidates.push_back(std::move(p));  // one per ply: distinct
+      if (IsDecisive(p)) candidates.emplace_back(position.Hash(), std::move(p));
     }
     std::shuffle(candidates.begin(), candidates.end(), rng);
     for (int k = 0; k < static_cast<int>(candidates.size()) && k < options.per_game &&
                     static_cast<int>(out.size()) < options.positions;
          ++k) {
-      seen.insert(Replay(candidates[k]).Hash());
-      out.push_back(std::move(candidates[k]));
+      seen.insert(candidates[k].first);
+      out.push_back(std::move(candidates[k].second));
     }
   }
   if (static_cast<int>(out.size()) < options.positions) {

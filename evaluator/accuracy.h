@@ -47,6 +47,8 @@ struct AccuracyPosition {
 
 // The best outcome among a position's legal moves: 'W', 'D' or 'L'.
 char BestOutcome(const AccuracyPosition& p);
+// Whether the legal moves do not all have one outcome (the only positions a set holds).
+bool IsDecisive(const AccuracyPosition& p);
 
 // Parses a position set (see the top of the file).
 // Returns: the positions (at least one); InvalidArgument naming the line and what is wrong.
@@ -79,8 +81,10 @@ struct AccuracyResult {
 
 // "84.2% [80.3, 87.5] of 400 positions (wins kept 80.0% of 250, draws 91.3% of 150)".
 std::string AccuracyText(const AccuracyResult& r);
-// {"positions": N, "correct": K, "accuracy": A, "lower": L, "upper": U, ...}.
-std::string AccuracyJson(const AccuracyResult& r);
+// {"positions": N, "correct": K, "accuracy": A, "lower": L, "upper": U, ...}, with
+// `leading_fields` (e.g. "\"version\": 12, ", as JSON object members each followed by ", ")
+// first.
+std::string AccuracyJson(const AccuracyResult& r, absl::string_view leading_fields = "");
 
 // Asks `player` for a move in each position (`start` with the moves applied) and scores it: a
 // move that keeps the best outcome is right; any other, a resignation or an illegal move is

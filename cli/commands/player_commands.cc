@@ -321,9 +321,10 @@ absl::Status RunAccuracy(const std::vector<std::string>& args) {
   ZF_ASSIGN_OR_RETURN(const evaluator::AccuracyResult r,
                       evaluator::MeasureAccuracy(*player, start, positions));
   if (absl::GetFlag(FLAGS_json)) {
-    std::string json = evaluator::AccuracyJson(r);
-    json.insert(1, absl::StrCat("\"game\": \"connect4\", \"player\": ", JsonString(spec), ", "));
-    std::cout << json << "\n";
+    std::cout << evaluator::AccuracyJson(
+                     r,
+                     absl::StrCat("\"game\": \"connect4\", \"player\": ", JsonString(spec), ", "))
+              << "\n";
   } else {
     std::cout << absl::StrFormat("connect4: %s keeps the best outcome in %s (%s; %.1f s)\n", spec,
                                  evaluator::AccuracyText(r), source, r.seconds);

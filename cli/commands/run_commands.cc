@@ -372,10 +372,9 @@ std::optional<evaluator::AccuracyResult> CheckpointAccuracy(const std::string& g
 
 std::string AccuracyJsonLine(const char* event, double elapsed_s, int64_t version,
                              const evaluator::AccuracyResult& r) {
-  std::string json = evaluator::AccuracyJson(r);
-  json.insert(1, absl::StrFormat("\"event\": \"%s\", \"elapsed_s\": %.1f, \"version\": %d, ", event,
-                                 elapsed_s, version));
-  return json;
+  return evaluator::AccuracyJson(
+      r, absl::StrFormat("\"event\": \"%s\", \"elapsed_s\": %.1f, \"version\": %d, ", event,
+                         elapsed_s, version));
 }
 
 // The progress line's part: "Elo v12 412 [380, 444]".

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace zf::games {
 namespace {
@@ -212,13 +213,17 @@ absl::Status ConnectFourSolver::BudgetError(const ConnectFour& game) const {
       "\"Connect Four solver\")"));
 }
 
-absl::StatusOr<int> ConnectFourSolver::Score(const ConnectFour& game) {
+absl::StatusOr<ConnectFourSolver::Position> ConnectFourSolver::BeginCall(const ConnectFour& game) {
   if (game.IsTerminal()) {
     return absl::InvalidArgumentError("connect4 solver: the game is over; nothing to solve");
   }
   call_start_nodes_ = nodes_;
   budget_exceeded_ = false;
-  const Position p = FromGame(game);
+  return FromGame(game);
+}
+
+absl::StatusOr<int> ConnectFourSolver::Score(const ConnectFour& game) {
+  ZF_ASSIGN_OR_RETURN(const Position p, BeginCall(game));
   if (CanWinNext(p.current, p.mask)) return WinScore(p.plies);
   const int score = SolveExact(p);
   if (budget_exceeded_) return BudgetError(game);
@@ -247,12 +252,7 @@ absl::StatusOr<std::vector<int>> ConnectFourSolver::OptimalActions(const Connect
 
 absl::StatusOr<std::vector<ConnectFourSolver::Outcome>> ConnectFourSolver::MoveOutcomes(
     const ConnectFour& game) {
-  if (game.IsTerminal()) {
-    return absl::InvalidArgumentError("connect4 solver: the game is over; nothing to solve");
-  }
-  call_start_nodes_ = nodes_;
-  budget_exceeded_ = false;
-  const Position p = FromGame(game);
+  ZF_ASSIGN_OR_RETURN(const Position p, BeginCall(game));
   const uint64_t wins = WinningCells(p.current, p.mask) & Playable(p.mask);
   std::vector<Outcome> out(kWidth, Outcome::kLoss);
   for (int col = 0; col < kWidth; ++col) {

@@ -94,6 +94,9 @@ class ConnectFourSolver {
   explicit ConnectFourSolver(const Options& options);
 
   static Position FromGame(const ConnectFour& game);
+  // Starts a public call on `game`: the node budget counts from here.
+  // Returns: its position; InvalidArgument for a terminal one.
+  absl::StatusOr<Position> BeginCall(const ConnectFour& game);
   // Blocks until the exact score of `p` (the player to move has no immediate win) is known, or
   // the node budget runs out (budget_exceeded_).
   int SolveExact(const Position& p);
