@@ -33,6 +33,8 @@ struct Actor::Metrics {
   prometheus::Histogram* game_length;
   prometheus::Gauge* resignation_enabled;
   prometheus::Gauge* resign_false_positive_ratio;
+  prometheus::Counter* reanalysis_games;
+  prometheus::Counter* reanalysis_leaf_evaluations;
 };
 
 class Actor::WorkerBase {
@@ -83,7 +85,9 @@ class ActorWorker final : public Actor::WorkerBase {
         mailbox_(std::make_shared<Mailbox>()),
         symmetries_(start_.Symmetries()),
         plane_size_(start_.Shape().Size()),
-        num_actions_(start_.NumActions()) {}
+        num_actions_(start_.NumActions()),
+        rng_(search::internal::MixSeed(actor->seed_ ^
+                                       (0xEA7A'0000ULL + static_cast<uint64_t>(index)))) {}
 
   void Wake() override {
     absl::MutexLock lock(&mailbox_->mu);
@@ -111,6 +115,7 @@ class ActorWorker final : public Actor::WorkerBase {
  private:
   struct Slot {
     std::unique_ptr<search::SelfPlayGame<G>> game;  // null: no game (quota reached)
+    bool reanalysis = false;                        // the game replays one from played_
     std::string id;
     std::set<int64_t> versions;
     int last_moves = 0;
@@ -174,7 +179,17 @@ class ActorWorker final : public Actor::WorkerBase {
     // Until the gate has measured resignation to be safe, every game is played out (and still
     // records whether it would have resigned).
     if (!actor_->resignation_gate_.open()) self_play.resign_playthrough_fraction = 1.0f;
-    ZF_ASSIGN_OR_RETURN(slot.game, search::SelfPlayGame<G>::Create(start_, self_play));
+    slot.reanalysis = !played_.empty() &&
+                      static_cast<double>(reanalysis_evaluations_) <
+                          options.reanalysis_share *
+                              static_cast<double>(selfplay_evaluations_ + reanalysis_evaluations_);
+    if (slot.reanalysis) {
+      const size_t pick = std::uniform_int_distribution<size_t>(0, played_.size() - 1)(rng_);
+      ZF_ASSIGN_OR_RETURN(
+          slot.game, search::SelfPlayGame<G>::CreateReanalysis(start_, self_play, played_[pick]));
+    } else {
+      ZF_ASSIGN_OR_RETURN(slot.game, search::SelfPlayGame<G>::Create(start_, self_play));
+    }
     slot.id = absl::StrCat(actor_->actor_id_, "/", index_, "/", games_begun_++);
     slot.versions.clear();
     slot.last_moves = 0;
@@ -208,6 +223,11 @@ class ActorWorker final : public Actor::WorkerBase {
 
   absl::Status Emit(Slot& slot) {
     search::GameRecord record = slot.game->TakeRecord();
+    const ActorOptions& options = actor_->options_;
+    if (options.reanalysis_share > 0 && !record.reanalysis && record.num_moves > 0) {
+      played_.push_back(search::PlayedGame::Of(record));
+      if (static_cast<int>(played_.size()) > options.reanalysis_window) played_.pop_front();
+    }
     std::vector<int64_t> versions(slot.versions.begin(), slot.versions.end());
     absl::StatusOr<zerofleet::v1::GameRecord> proto =
         ToProto(record, slot.id, versions, symmetries_);
@@ -225,6 +245,11 @@ class ActorWorker final : public Actor::WorkerBase {
       ++actor_->dropped_;
       if (Stopping()) return absl::OkStatus();
       return absl::Status(put.code(), absl::StrCat("game sink: ", put.message()));
+    }
+    if (record.reanalysis) {
+      ++actor_->reanalysis_games_;
+      actor_->metrics_->reanalysis_games->Increment();
+      return absl::OkStatus();
     }
     ++actor_->games_;
     actor_->metrics_->games->Increment();
@@ -336,9 +361,16 @@ class ActorWorker final : public Actor::WorkerBase {
       const float score =
           answer->score.empty() ? std::numeric_limits<float>::quiet_NaN() : answer->score[i];
       slot.game->ApplyEvaluation(leaf, priors_, std::clamp(value, -1.0f, 1.0f), score);
+      ++(slot.reanalysis ? reanalysis_evaluations_ : selfplay_evaluations_);
     }
     actor_->leaf_evaluations_ += rows;
     actor_->metrics_->leaf_evaluations->Increment(rows);
+    if (reanalysis_evaluations_ > reported_reanalysis_evaluations_) {
+      const int64_t more = reanalysis_evaluations_ - reported_reanalysis_evaluations_;
+      actor_->reanalysis_leaf_evaluations_ += more;
+      actor_->metrics_->reanalysis_leaf_evaluations->Increment(static_cast<double>(more));
+      reported_reanalysis_evaluations_ = reanalysis_evaluations_;
+    }
     for (int s : group.slots) ZF_RETURN_IF_ERROR(Progress(slots_[s]));
     return absl::OkStatus();
   }
@@ -356,6 +388,13 @@ class ActorWorker final : public Actor::WorkerBase {
   std::vector<uint8_t> planes_;
   std::vector<float> priors_;
   std::vector<int> legal_;
+  // Reanalysis: the worker's last self-play games, the leaf evaluations each kind has had, and
+  // the draw of which game to replay.
+  std::deque<search::PlayedGame> played_;
+  int64_t selfplay_evaluations_ = 0;
+  int64_t reanalysis_evaluations_ = 0;
+  int64_t reported_reanalysis_evaluations_ = 0;
+  std::mt19937_64 rng_;
 };
 
 std::string RandomActorId() {
@@ -378,24 +417,19 @@ ActorOptions ActorOptions::ForGame(const std::string& game) {
   s.temperature = 1.0f;
   s.final_temperature = 0.0f;
   s.temperature_moves = 10;
+  // The game's own settings (games::SelfPlayHints), where it has them.
   absl::StatusOr<games::GameConfig> config = games::ParseGameName(game);
   if (config.ok()) {
-    switch (config->kind) {
-      case games::GameConfig::Kind::kTicTacToe:
-        s.temperature_moves = 4;
-        s.mcts.dirichlet_alpha = 1.0f;
-        break;
-      case games::GameConfig::Kind::kConnectFour:
-        s.mcts.dirichlet_alpha = 1.0f;
-        break;
-      case games::GameConfig::Kind::kGo:
-        s.temperature_moves = 30;
-        s.restrict_pass = true;
-        s.mcts.dirichlet_alpha = 0.03f * 361 / (config->rows * config->rows);
-        break;
-      case games::GameConfig::Kind::kDotsAndBoxes:
-        break;
-    }
+    const games::SelfPlayHints hints = games::VisitGame(*config, [](const auto& start) {
+      if constexpr (games::GameWithSelfPlayHints<std::decay_t<decltype(start)>>) {
+        return start.SelfPlayDefaults();
+      } else {
+        return games::SelfPlayHints{};
+      }
+    });
+    if (hints.dirichlet_alpha.has_value()) s.mcts.dirichlet_alpha = *hints.dirichlet_alpha;
+    if (hints.temperature_moves.has_value()) s.temperature_moves = *hints.temperature_moves;
+    s.restrict_pass = hints.restrict_pass;
   }
   return options;
 }
@@ -414,6 +448,12 @@ absl::Status ActorOptions::Validate() const {
       range("requests_in_flight", requests_in_flight, kMinRequestsInFlight, kMaxRequestsInFlight));
   ZF_RETURN_IF_ERROR(range("leaves_per_game", leaves_per_game, 1, 256));
   ZF_RETURN_IF_ERROR(range("max_games", max_games, 0, std::numeric_limits<int64_t>::max() / 2));
+  if (!(reanalysis_share >= 0 && reanalysis_share <= kMaxReanalysisShare)) {
+    return absl::InvalidArgumentError(absl::StrCat("ActorOptions: reanalysis_share is ",
+                                                   reanalysis_share, ", expected 0..",
+                                                   kMaxReanalysisShare));
+  }
+  ZF_RETURN_IF_ERROR(range("reanalysis_window", reanalysis_window, 1, 100000));
   ZF_RETURN_IF_ERROR(resignation_gate.Validate());
   if (!actor_id.empty() && !ValidId(actor_id)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -500,6 +540,12 @@ Actor::Actor(ActorOptions options, std::shared_ptr<AsyncEvaluator> evaluator, Ga
            .Register(r)
            .Add({});
   metrics_->resign_false_positive_ratio->Set(std::numeric_limits<double>::quiet_NaN());
+  metrics_->reanalysis_games =
+      counter("zf_actor_reanalysis_games_total",
+              "Reanalysis games (old moves searched again) put into the sink.");
+  metrics_->reanalysis_leaf_evaluations =
+      counter("zf_actor_reanalysis_leaf_evaluations_total",
+              "Leaves of reanalysis games evaluated by the network (part of leaf_evaluations).");
   // The denominator of the evaluation-wait share (`zf top`): wait seconds per worker second.
   prometheus::BuildGauge()
       .Name("zf_actor_workers")
@@ -579,6 +625,8 @@ void Actor::Stop() {
 ActorStats Actor::stats() const {
   ActorStats s;
   s.games = games_;
+  s.reanalysis_games = reanalysis_games_;
+  s.reanalysis_leaf_evaluations = reanalysis_leaf_evaluations_;
   s.dropped_games = dropped_;
   s.moves = moves_;
   s.simulations = simulations_;

@@ -17,6 +17,15 @@
 // Self-play itself (noise, temperature, playout cap randomization, resignation with
 // play-through, tree reuse) is search::SelfPlayGame's.
 //
+// Reanalysis (reanalysis_share > 0; MuZero Reanalyse): each worker keeps the moves and outcomes
+// of its last reanalysis_window self-play games. When a slot frees up and reanalysis has had
+// less than reanalysis_share of the worker's leaf evaluations so far, the slot replays one of
+// them, chosen uniformly, searching every position again in full with the network the server
+// holds now (search::SelfPlayGame::CreateReanalysis). Its record goes to the sink like a
+// self-play game's, marked `reanalysis`, with fresh policy targets for every position (the
+// self-play record had them only for its full searches) and the original outcome as the value
+// target. Its leaves go through the same requests as self-play's.
+//
 // Stop() drops the games in flight (nothing of them reaches the sink; a game is put whole or not
 // at all). Answers that arrive after Stop are ignored.
 //
@@ -26,7 +35,9 @@
 // zf_actor_requests_in_flight, zf_actor_model_version (newest model version in answers),
 // zf_actor_resignations_total, zf_actor_game_length_moves (histogram),
 // zf_actor_resignation_enabled (1 while the ResignationGate lets games resign),
-// zf_actor_resign_false_positive_ratio (the gate's measured share; NaN before any sample).
+// zf_actor_resign_false_positive_ratio (the gate's measured share; NaN before any sample),
+// zf_actor_reanalysis_games_total, zf_actor_reanalysis_leaf_evaluations_total. games counts
+// self-play games only; moves, simulations and leaf evaluations count reanalysis's too.
 //
 // Example (what `zf actor` does):
 //   ZF_ASSIGN_OR_RETURN(auto evaluator, ConnectInference("localhost:50051", "connect4"));
@@ -84,8 +95,14 @@ struct ActorOptions {
   int requests_in_flight = 2;
   // Leaves each game contributes to one request, 1..256 (virtual loss spreads them).
   int leaves_per_game = 4;
-  // Games to play in all, then the workers stop (Wait returns); 0 = until Stop().
+  // Games to play in all (reanalysis games included), then the workers stop (Wait returns);
+  // 0 = until Stop().
   int64_t max_games = 0;
+  // Reanalysis (see above): the share of leaf evaluations it may take, 0 (off) to
+  // kMaxReanalysisShare, and the self-play games per worker it chooses from, 1..100000.
+  static constexpr double kMaxReanalysisShare = 0.9;
+  double reanalysis_share = 0;
+  int reanalysis_window = 500;
   // Self-play (see search/self_play.h). ForGame() fills sane defaults.
   search::SelfPlayOptions self_play;
   // When resignation is on (self_play.resign_threshold > -1): the measurement that decides
@@ -100,9 +117,11 @@ struct ActorOptions {
   // Defaults for `game`: 160 simulations with playout cap randomization (a full search in 25%
   // of moves, 32 simulations otherwise), root noise, resignation below -0.9 for 3 moves with
   // 10% play-through once 100 played-out games show at most 5% would-be false positives
-  // (ResignationGate), tree reuse; temperature 1 for the first moves (4 for tic-tac-toe, 10 for
-  // Connect Four and Dots and Boxes, 30 for Go), then 0; for Go the self-play pass rule
-  // (search::SelfPlayOptions::restrict_pass).
+  // (ResignationGate), tree reuse; temperature 1 for the first 10 moves, then 0; root noise of
+  // alpha 0.3. A game's own SelfPlayHints (games/game.h) replace the alpha and the temperature
+  // horizon and ask for the self-play pass rule (Go: 30 moves, alpha 0.03 * 361 / cells, the
+  // pass rule; tic-tac-toe 4 moves and alpha 1; Connect Four alpha 1; Othello alpha 1 and a
+  // quarter of the cells).
   static ActorOptions ForGame(const std::string& game);
 
   // Returns: OK; InvalidArgument naming the bad field (an unknown game included).
@@ -110,8 +129,10 @@ struct ActorOptions {
 };
 
 struct ActorStats {
-  int64_t games = 0;          // put into the sink
-  int64_t dropped_games = 0;  // finished but refused (empty game or a sink error)
+  int64_t games = 0;                        // self-play games put into the sink
+  int64_t reanalysis_games = 0;             // reanalysis games put into the sink
+  int64_t reanalysis_leaf_evaluations = 0;  // of leaf_evaluations, those of reanalysis games
+  int64_t dropped_games = 0;                // finished but refused (empty game or a sink error)
   int64_t moves = 0;
   int64_t simulations = 0;
   int64_t leaf_evaluations = 0;
@@ -192,7 +213,8 @@ class Actor {
   std::atomic<bool> stopping_{false};
   std::atomic<int64_t> games_started_{0};
   std::atomic<int64_t> games_{0}, dropped_{0}, moves_{0}, simulations_{0}, leaf_evaluations_{0},
-      resignations_{0}, requests_{0}, requests_in_flight_{0}, model_version_{-1};
+      resignations_{0}, requests_{0}, requests_in_flight_{0}, model_version_{-1},
+      reanalysis_games_{0}, reanalysis_leaf_evaluations_{0};
   std::atomic<int64_t> wait_nanos_{0};
 
   mutable absl::Mutex mu_;

@@ -141,6 +141,57 @@ TEST(ActorTest, PlaysCompleteGamesAgainstAnInferenceServerIntoTheFileSink) {
   EXPECT_TRUE(found_games);
 }
 
+TEST(ActorTest, ReanalysisSearchesItsOwnGamesAgainForItsShareOfTheEvaluations) {
+  auto server = StartServer(Fake(3));
+  ASSERT_NE(server, nullptr);
+  const std::string dir = TempDir("reanalysis");
+  ASSERT_OK_AND_ASSIGN(auto sink, FileGameSink::Create({.dir = dir, .actor_id = "test"}));
+  auto registry = std::make_shared<prometheus::Registry>();
+  ActorOptions options = SmallOptions(80);
+  options.reanalysis_share = 0.5;
+  options.reanalysis_window = 10;
+  ASSERT_OK_AND_ASSIGN(auto actor,
+                       Actor::Create(options, Connect(server->port()), sink.get(), registry));
+  ASSERT_OK(actor->Start());
+  ASSERT_OK(actor->Wait(absl::Now() + absl::Seconds(120)));
+  actor->Stop();
+  sink->Close();
+  const ActorStats stats = actor->stats();
+  EXPECT_EQ(stats.games + stats.reanalysis_games, 80);
+  EXPECT_GT(stats.reanalysis_games, 0);
+  EXPECT_GT(stats.games, 0);
+  // The share is steered per worker from the evaluations counted so far; the first games of
+  // each worker have nothing to reanalyse yet.
+  const double share = static_cast<double>(stats.reanalysis_leaf_evaluations) /
+                       static_cast<double>(stats.leaf_evaluations);
+  EXPECT_GT(share, 0.3) << stats.reanalysis_leaf_evaluations << " of " << stats.leaf_evaluations;
+  EXPECT_LT(share, 0.7) << stats.reanalysis_leaf_evaluations << " of " << stats.leaf_evaluations;
+
+  std::vector<zerofleet::v1::GameRecord> games = ReadAll(dir);
+  ASSERT_EQ(games.size(), 80u);
+  std::set<std::string> played_positions;  // the planes of each self-play game
+  for (const auto& game : games) {
+    if (!game.reanalysis()) played_positions.insert(game.planes());
+  }
+  int64_t reanalysed = 0;
+  for (const auto& game : games) {
+    if (!game.reanalysis()) continue;
+    ++reanalysed;
+    // The positions of one of the actor's own games, every one with a policy target.
+    EXPECT_TRUE(played_positions.contains(game.planes())) << game.game_id();
+    EXPECT_EQ(game.full_search(), std::string(static_cast<size_t>(game.num_positions()), '\1'));
+  }
+  EXPECT_EQ(reanalysed, stats.reanalysis_games);
+  for (const prometheus::MetricFamily& family : registry->Collect()) {
+    if (family.name == "zf_actor_reanalysis_games_total") {
+      EXPECT_EQ(family.metric.at(0).counter.value, static_cast<double>(stats.reanalysis_games));
+    }
+    if (family.name == "zf_actor_games_total") {
+      EXPECT_EQ(family.metric.at(0).counter.value, static_cast<double>(stats.games));
+    }
+  }
+}
+
 TEST(ActorTest, KeepsPlayingWhenTheServerIsRestartedOnTheSamePort) {
   std::shared_ptr<FakeBackend> first = Fake(1);
   auto server = StartServer(first);
@@ -327,6 +378,12 @@ TEST(ActorOptionsTest, ValidateNamesTheBadField) {
   options = ActorOptions::ForGame("tictactoe");
   options.actor_id = "bad id";
   EXPECT_THAT(options.Validate().message(), ::testing::HasSubstr("actor_id"));
+  options = ActorOptions::ForGame("tictactoe");
+  options.reanalysis_share = 0.95;
+  EXPECT_THAT(options.Validate().message(), ::testing::HasSubstr("reanalysis_share"));
+  options.reanalysis_share = 0.5;
+  options.reanalysis_window = 0;
+  EXPECT_THAT(options.Validate().message(), ::testing::HasSubstr("reanalysis_window"));
   EXPECT_EQ(
       Actor::Create(ActorOptions::ForGame("tictactoe"), nullptr, nullptr, nullptr).status().code(),
       absl::StatusCode::kInvalidArgument);

@@ -65,6 +65,7 @@ absl::StatusOr<zerofleet::v1::GameRecord> ToProto(const search::GameRecord& reco
   }
   out.set_resigned(record.resigned);
   out.set_truncated(record.truncated);
+  out.set_reanalysis(record.reanalysis);
   if (record.final_score.has_value()) {
     out.set_final_ownership(reinterpret_cast<const char*>(record.final_ownership.data()),
                             record.final_ownership.size());

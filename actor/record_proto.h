@@ -16,7 +16,7 @@
 namespace zf::actor {
 
 // Builds the proto: planes, policy (float32 little-endian), to_play, full_search, returns,
-// resigned/truncated, `game_id`, the distinct non-negative `model_versions` (sorted), and the
+// resigned/truncated/reanalysis, `game_id`, the distinct non-negative `model_versions` (sorted), and the
 // game's `symmetries` without the identity (the shard may apply one to each sampled position).
 // Returns: the record; InvalidArgument if record.Validate() fails, the record has no positions
 // (the replay shard refuses empty games), game_id is empty or over 128 bytes, or a model

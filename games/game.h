@@ -34,6 +34,7 @@
 #include <array>
 #include <concepts>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,9 +56,9 @@ struct PlaneShape {
 // A board symmetry as two permutations. Applying symmetry s maps action a to action_map[a] and
 // moves the value of plane cell i (i = row * W + col, in every channel) to cell cell_map[i].
 struct Symmetry {
-  std::string name;              // e.g. "identity", "mirror", "rot90"
-  std::vector<int> action_map;   // size NumActions()
-  std::vector<int> cell_map;     // size H * W
+  std::string name;             // e.g. "identity", "mirror", "rot90"
+  std::vector<int> action_map;  // size NumActions()
+  std::vector<int> cell_map;    // size H * W
 };
 
 // Outcome of a finished game for players 0 and 1: +1 win, 0 draw, -1 loss.
@@ -99,6 +100,39 @@ template <typename G>
 concept GameWithFinalOwnership = Game<G> && requires(const G cg, int8_t* cells) {
   cg.FinalOwnership(cells);
   { cg.FinalScore() } -> std::convertible_to<float>;
+};
+
+// Registration: what games/registry.h needs of a game to put it on the command line. The name
+// a user types is FAMILY or FAMILY:PARAMETERS; the game parses its own parameters.
+//  - kFamily: the name before any ':' ("dotsboxes");
+//  - kSyntax: how it is written with its parameters, for help texts ("dotsboxes[:RxC]");
+//  - kDescription: one line for `zf --help`;
+//  - FromParameters(params): the start position the name stands for; params is the text after
+//    the ':' (nullopt when there is none). InvalidArgument says what is wrong in one line (the
+//    registry puts the whole name in front: "dotsboxes:0x3: rows must be in 1..10").
+template <typename G>
+concept RegistrableGame = Game<G> && requires(std::optional<absl::string_view> params) {
+  { G::kFamily } -> std::convertible_to<absl::string_view>;
+  { G::kSyntax } -> std::convertible_to<absl::string_view>;
+  { G::kDescription } -> std::convertible_to<absl::string_view>;
+  { G::FromParameters(params) } -> std::same_as<absl::StatusOr<G>>;
+};
+
+// Optional: self-play settings that suit a game, which actor::ActorOptions::ForGame takes from a
+// game with `SelfPlayHints SelfPlayDefaults() const` (the start position's; unset fields keep
+// the actor's general defaults: Dirichlet alpha 0.3, temperature for the first 10 plies).
+struct SelfPlayHints {
+  // Root noise: AlphaZero scales alpha inversely to the typical number of legal moves.
+  std::optional<float> dirichlet_alpha;
+  // Plies played at temperature 1 (the opening's variety) before the most visited move.
+  std::optional<int> temperature_moves;
+  // Games with a self-play pass rule (Go): pass only when needed (search/self_play.h).
+  bool restrict_pass = false;
+};
+
+template <typename G>
+concept GameWithSelfPlayHints = Game<G> && requires(const G cg) {
+  { cg.SelfPlayDefaults() } -> std::same_as<SelfPlayHints>;
 };
 
 }  // namespace zf::games

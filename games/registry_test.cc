@@ -31,23 +31,23 @@ std::string ErrorOf(absl::string_view name) {
 
 TEST(RegistryTest, ParsesKnownNames) {
   GameConfig config = ParseOrDie("tictactoe");
-  EXPECT_EQ(config.kind, GameConfig::Kind::kTicTacToe);
+  EXPECT_TRUE(config.Is<TicTacToe>());
   EXPECT_EQ(config.name, "tictactoe");
 
   config = ParseOrDie("connect4");
-  EXPECT_EQ(config.kind, GameConfig::Kind::kConnectFour);
+  EXPECT_TRUE(config.Is<ConnectFour>());
   EXPECT_EQ(config.name, "connect4");
 
   config = ParseOrDie("dotsboxes");
-  EXPECT_EQ(config.kind, GameConfig::Kind::kDotsAndBoxes);
-  EXPECT_EQ(config.rows, 3);
-  EXPECT_EQ(config.cols, 3);
+  ASSERT_TRUE(config.Is<DotsAndBoxes>());
+  EXPECT_EQ(config.Get<DotsAndBoxes>().rows(), 3);
+  EXPECT_EQ(config.Get<DotsAndBoxes>().cols(), 3);
   EXPECT_EQ(config.name, "dotsboxes:3x3");
 
   config = ParseOrDie("dotsboxes:5x4");
-  EXPECT_EQ(config.kind, GameConfig::Kind::kDotsAndBoxes);
-  EXPECT_EQ(config.rows, 5);
-  EXPECT_EQ(config.cols, 4);
+  ASSERT_TRUE(config.Is<DotsAndBoxes>());
+  EXPECT_EQ(config.Get<DotsAndBoxes>().rows(), 5);
+  EXPECT_EQ(config.Get<DotsAndBoxes>().cols(), 4);
   EXPECT_EQ(config.name, "dotsboxes:5x4");
 
   EXPECT_EQ(ParseOrDie("dotsboxes:1x1").name, "dotsboxes:1x1");
@@ -57,19 +57,31 @@ TEST(RegistryTest, ParsesKnownNames) {
 
 TEST(RegistryTest, ParsesGo) {
   const GameConfig config = ParseOrDie("go");
-  EXPECT_EQ(config.kind, GameConfig::Kind::kGo);
-  EXPECT_EQ(config.rows, 9);
-  EXPECT_EQ(config.komi, 7.5f);
+  ASSERT_TRUE(config.Is<Go>());
+  EXPECT_EQ(config.Get<Go>().Size(), 9);
+  EXPECT_EQ(config.Get<Go>().Komi(), 7.5f);
   EXPECT_EQ(config.name, "go:9");
   EXPECT_EQ(ParseOrDie("go:19").name, "go:19");
   EXPECT_EQ(ParseOrDie("go:9:komi=6.5").name, "go:9:komi=6.5");
   EXPECT_EQ(ErrorOf("go:4"), "go:4: go board size 4 must be in 5..19");
 }
 
+TEST(RegistryTest, ParsesOthello) {
+  const GameConfig config = ParseOrDie("othello");
+  ASSERT_TRUE(config.Is<Othello>());
+  EXPECT_EQ(config.Get<Othello>().Size(), 8);
+  EXPECT_EQ(config.name, "othello");
+  EXPECT_EQ(ParseOrDie("othello:8").name, "othello");  // canonical form
+  EXPECT_EQ(ParseOrDie("othello:6").name, "othello:6");
+  EXPECT_EQ(ErrorOf("othello:7"), "othello:7: othello board size 7: expected 4, 6 or 8");
+  EXPECT_EQ(ErrorOf("othello:6x6"),
+            "othello:6x6: expected othello:N with N = 4, 6 or 8, e.g. othello:6");
+}
+
 TEST(RegistryTest, UnknownGameListsKnownGames) {
   EXPECT_EQ(ErrorOf("chess"),
             "unknown game \"chess\"; known games: tictactoe, connect4, dotsboxes[:RxC], "
-            "go[:N[:komi=K]]");
+            "go[:N[:komi=K]], othello[:N], hex[:N[:swap]]");
   EXPECT_THAT(ErrorOf(""), HasSubstr("unknown game \"\""));
   EXPECT_THAT(ErrorOf("Connect4"), HasSubstr("unknown game \"Connect4\""));
   EXPECT_THAT(ErrorOf(" tictactoe"), HasSubstr("unknown game"));
@@ -98,8 +110,8 @@ TEST(RegistryTest, ErrorsAreOneLine) {
 }
 
 TEST(RegistryTest, VisitGamePassesTheConcreteStartPosition) {
-  for (const char* name :
-       {"tictactoe", "connect4", "dotsboxes", "dotsboxes:2x5", "dotsboxes:10x10"}) {
+  for (const char* name : {"tictactoe", "connect4", "dotsboxes", "dotsboxes:2x5", "dotsboxes:10x10",
+                           "othello", "othello:4", "hex", "hex:5:swap"}) {
     const GameConfig config = ParseOrDie(name);
     const std::string visited_name = VisitGame(config, [](const auto& game) {
       EXPECT_FALSE(game.IsTerminal());
@@ -119,6 +131,7 @@ TEST(RegistryTest, VisitGameInstantiatesTemplatesPerGame) {
   EXPECT_EQ(VisitGame(ParseOrDie("tictactoe"), perft2), 72u);
   EXPECT_EQ(VisitGame(ParseOrDie("connect4"), perft2), 49u);
   EXPECT_EQ(VisitGame(ParseOrDie("dotsboxes:1x1"), perft2), 12u);
+  EXPECT_EQ(VisitGame(ParseOrDie("othello"), perft2), 12u);
   // f may take the position by non-const reference and play on it.
   int plies = 0;
   VisitGame(ParseOrDie("connect4"), [&plies](auto& game) {
@@ -134,13 +147,32 @@ TEST(RegistryTest, VisitGameInstantiatesTemplatesPerGame) {
   EXPECT_EQ(plies, 19);
 }
 
+template <typename... Gs>
+void ExpectEachParsesByItsFamily(GameList<Gs...>) {
+  (
+      [] {
+        absl::StatusOr<GameConfig> config = ParseGameName(Gs::kFamily);
+        ASSERT_TRUE(config.ok()) << Gs::kFamily << ": " << config.status();
+        EXPECT_TRUE(config->template Is<Gs>()) << Gs::kFamily;
+        EXPECT_THAT(KnownGamesHelp(), HasSubstr(std::string(Gs::kDescription)));
+      }(),
+      ...);
+}
+
+TEST(RegistryTest, EveryRegisteredGameParsesByItsFamilyName) {
+  ExpectEachParsesByItsFamily(RegisteredGames{});
+}
+
 TEST(RegistryTest, HelpListsEveryGame) {
   const std::string help = KnownGamesHelp();
   EXPECT_THAT(help, HasSubstr("tictactoe"));
   EXPECT_THAT(help, HasSubstr("connect4"));
   EXPECT_THAT(help, HasSubstr("dotsboxes[:RxC]"));
   EXPECT_THAT(help, HasSubstr("go[:N[:komi=K]]"));
-  EXPECT_EQ(KnownGameNames(), "tictactoe, connect4, dotsboxes[:RxC], go[:N[:komi=K]]");
+  EXPECT_THAT(help, HasSubstr("othello[:N]"));
+  EXPECT_THAT(help, HasSubstr("hex[:N[:swap]]"));
+  EXPECT_EQ(KnownGameNames(),
+            "tictactoe, connect4, dotsboxes[:RxC], go[:N[:komi=K]], othello[:N], hex[:N[:swap]]");
 }
 
 }  // namespace

@@ -10,6 +10,9 @@
 //               disc falls, so the row of a played vertex is ignored and a bare letter ("D") is
 //               accepted too; VertexOf names the point where the disc lands (rows 1..6 from the
 //               bottom), so a GUI draws it where it is. There is no pass.
+//   othello:N   the N x N board, A..H and 1..N from the bottom (A8 on 8 x 8 is the game's own
+//               "a1", action 0: the game counts rows from the top, GTP from the bottom);
+//               "pass" when the player must pass.
 //   dotsboxes   not supported: its moves are edges, not points.
 // Colours: GTP's black is player 0 (who moves first: Black, X), white is player 1.
 //
@@ -27,6 +30,7 @@
 #include "absl/strings/string_view.h"
 #include "games/connect4/connect4.h"
 #include "games/go/go.h"
+#include "games/othello/othello.h"
 #include "games/tictactoe/tictactoe.h"
 
 namespace zf::gtp {
@@ -35,13 +39,19 @@ namespace zf::gtp {
 template <typename G>
 inline constexpr bool kSupportsGtp =
     std::is_same_v<G, games::Go> || std::is_same_v<G, games::TicTacToe> ||
-    std::is_same_v<G, games::ConnectFour>;
+    std::is_same_v<G, games::ConnectFour> || std::is_same_v<G, games::Othello>;
 
-// The GTP board size of the game: N for go:N, 3 for tictactoe, 7 for connect4.
+// Whether game type G has a pass action (G::PassAction()).
+template <typename G>
+inline constexpr bool kHasPass = requires(const G& g) {
+  g.PassAction();
+};
+
+// The GTP board size of the game: N for go:N and othello:N, 3 for tictactoe, 7 for connect4.
 template <typename G>
 int BoardSize(const G& game) {
   static_assert(kSupportsGtp<G>);
-  if constexpr (std::is_same_v<G, games::Go>) {
+  if constexpr (requires { game.Size(); }) {
     return game.Size();
   } else if constexpr (std::is_same_v<G, games::TicTacToe>) {
     return 3;
@@ -86,7 +96,7 @@ absl::StatusOr<int> ParseVertex(const G& game, absl::string_view text) {
   static_assert(kSupportsGtp<G>);
   const int n = BoardSize(game);
   if (absl::EqualsIgnoreCase(text, "pass")) {
-    if constexpr (std::is_same_v<G, games::Go>) {
+    if constexpr (kHasPass<G>) {
       return game.PassAction();
     } else {
       return absl::InvalidArgumentError(
@@ -110,7 +120,7 @@ template <typename G>
 std::string VertexOf(const G& game, int action) {
   static_assert(kSupportsGtp<G>);
   const int n = BoardSize(game);
-  if constexpr (std::is_same_v<G, games::Go>) {
+  if constexpr (kHasPass<G>) {
     if (action == game.PassAction()) return "pass";
   }
   if constexpr (std::is_same_v<G, games::ConnectFour>) {

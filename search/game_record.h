@@ -23,17 +23,17 @@ struct GameRecord {
   // the board; the wire and the replay service check the same bound).
   static constexpr int kMaxScorePerCell = 4;
 
-  std::string game;             // the game's Name(), e.g. "connect4"
-  games::PlaneShape shape;      // of one position: channels, height, width
+  std::string game;         // the game's Name(), e.g. "connect4"
+  games::PlaneShape shape;  // of one position: channels, height, width
   int num_actions = 0;
 
   // One entry per recorded position (= per move played), in order.
-  std::vector<uint8_t> planes;          // [n, C, H, W], Encode() of each position
-  std::vector<float> policy_targets;    // [n, num_actions], each row sums to 1
-  std::vector<int8_t> to_play;          // [n], 0 or 1
-  std::vector<uint8_t> full_search;     // [n], 1 = full search (policy target usable)
-  std::vector<int32_t> actions;         // [n], the move played from the position
-  std::vector<float> root_values;       // [n], the search's value for to_play[i]
+  std::vector<uint8_t> planes;        // [n, C, H, W], Encode() of each position
+  std::vector<float> policy_targets;  // [n, num_actions], each row sums to 1
+  std::vector<int8_t> to_play;        // [n], 0 or 1
+  std::vector<uint8_t> full_search;   // [n], 1 = full search (policy target usable)
+  std::vector<int32_t> actions;       // [n], the move played from the position
+  std::vector<float> root_values;     // [n], the search's value for to_play[i]
 
   // Final outcome for players 0 and 1 (+1 win, 0 draw, -1 loss), resignation and truncation
   // included.
@@ -58,6 +58,10 @@ struct GameRecord {
   int would_resign_move = -1;
   bool resign_false_positive = false;
 
+  // Reanalysis (search/self_play.h, SelfPlayGame::CreateReanalysis): the moves and outcome are
+  // those of an earlier game; every position was searched again, fully, by a newer network.
+  bool reanalysis = false;
+
   int NumPositions() const { return static_cast<int>(to_play.size()); }
   float ValueTarget(int i) const { return returns[to_play[i]]; }
 
@@ -65,6 +69,28 @@ struct GameRecord {
   // negative entry, players in {0, 1}, outcomes in [-1, 1] and zero-sum, and flags that agree.
   // Returns: OK; InvalidArgument naming the first violation.
   absl::Status Validate() const;
+};
+
+// What reanalysis needs of a finished game: its moves and how it ended (no planes or policies,
+// so an actor can keep hundreds of them cheaply).
+struct PlayedGame {
+  std::vector<int32_t> actions;
+  games::Returns returns = {0.0f, 0.0f};
+  bool resigned = false;
+  int resigning_player = -1;
+  bool truncated = false;
+  std::vector<int8_t> final_ownership;
+  std::optional<float> final_score;
+
+  static PlayedGame Of(const GameRecord& record) {
+    return PlayedGame{.actions = record.actions,
+                      .returns = record.returns,
+                      .resigned = record.resigned,
+                      .resigning_player = record.resigning_player,
+                      .truncated = record.truncated,
+                      .final_ownership = record.final_ownership,
+                      .final_score = record.final_score};
+  }
 };
 
 }  // namespace zf::search

@@ -27,6 +27,9 @@
 //     advanced (reuse_tree) or rebuilt. A terminal position or max_moves plies (truncated,
 //     scored as a draw) ends the game.
 //
+// Reanalysis (CreateReanalysis): a finished game's moves replayed with a fresh full search of
+// every position, so old positions get policy targets from a newer network.
+//
 // The collect/apply API is Mcts's, so an actor can put the leaves of many games into one
 // request and keep several requests in flight: CollectLeaves returns the leaves of the current
 // move's search; ApplyEvaluation applies one, and when that completes the search it plays the
@@ -44,6 +47,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <span>
 #include <type_traits>
@@ -54,6 +58,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
+#include "common/status_macros.h"
 #include "games/game.h"
 #include "search/evaluator.h"
 #include "search/game_record.h"
@@ -122,6 +127,50 @@ class SelfPlayGame {
     absl::StatusOr<std::unique_ptr<Mcts<G>>> mcts = Mcts<G>::Create(root, mcts_options);
     if (!mcts.ok()) return mcts.status();
     return std::unique_ptr<SelfPlayGame>(new SelfPlayGame(root, options, *std::move(mcts)));
+  }
+
+  // Reanalysis (MuZero Reanalyse): the game `played`, played from `start`, searched again by
+  // the evaluator this game is driven with (normally a newer network than the one that played
+  // it). Every position gets a full search (mcts.num_simulations; no noise of either kind) whose
+  // policy target and root value are recorded with full_search = 1, and the move then played is
+  // played.actions[i], whatever the search prefers. The game ends where `played` did, with its
+  // outcome: a terminal position's own returns, ownership and score, or else `played`'s returns,
+  // resignation and truncation. Temperatures, playout cap randomization and resignation are not
+  // used. The record has `reanalysis` set.
+  // Returns: InvalidArgument if options.Validate() fails, `start` is terminal, `played` has no
+  // moves, a move is illegal or follows a terminal position, or a game that neither resigned
+  // nor was truncated does not end in a terminal position.
+  static absl::StatusOr<std::unique_ptr<SelfPlayGame>> CreateReanalysis(
+      const G& start, const SelfPlayOptions& options, PlayedGame played) {
+    if (played.actions.empty()) return absl::InvalidArgumentError("reanalysis: a game of no moves");
+    G check = start;
+    if constexpr (requires(G & g) { g.SetSelfPlayPassRule(true); }) {
+      if (options.restrict_pass) check.SetSelfPlayPassRule(true);
+    }
+    for (size_t i = 0; i < played.actions.size(); ++i) {
+      if (check.IsTerminal()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "reanalysis: move ", i, " of ", played.actions.size(), " follows the game's end"));
+      }
+      if (!check.IsLegal(played.actions[i])) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("reanalysis: move ", i, " (action ", played.actions[i], ") is illegal"));
+      }
+      check.Apply(played.actions[i]);
+    }
+    if (!check.IsTerminal() && !played.resigned && !played.truncated) {
+      return absl::InvalidArgumentError(
+          "reanalysis: the game neither reached its end nor resigned nor was truncated");
+    }
+    SelfPlayOptions reanalysis = options;
+    reanalysis.full_search_probability = 1.0f;
+    reanalysis.mcts.add_noise = false;
+    reanalysis.resign_threshold = -1.0f;
+    reanalysis.max_moves = static_cast<int>(played.actions.size());
+    ZF_ASSIGN_OR_RETURN(std::unique_ptr<SelfPlayGame> game, Create(start, reanalysis));
+    game->record_.reanalysis = true;
+    game->played_ = std::move(played);
+    return game;
   }
 
   SelfPlayGame(const SelfPlayGame&) = delete;
@@ -261,7 +310,8 @@ class SelfPlayGame {
 
     const float temperature =
         move < options_.temperature_moves ? options_.temperature : options_.final_temperature;
-    const int action = mcts_->SelectAction(temperature, rng_);
+    const int action = played_.has_value() ? played_->actions[static_cast<size_t>(move)]
+                                           : mcts_->SelectAction(temperature, rng_);
     record_.actions.push_back(action);
     ++record_.num_moves;
     position_.Apply(action);
@@ -277,6 +327,12 @@ class SelfPlayGame {
         record_.final_score = position_.FinalScore();
       }
       EndGame(position_.Returns());
+    } else if (played_.has_value() &&
+               record_.num_moves == static_cast<int>(played_->actions.size())) {
+      record_.resigned = played_->resigned;
+      record_.resigning_player = played_->resigning_player;
+      record_.truncated = played_->truncated;
+      EndGame(played_->returns);
     } else if (record_.num_moves >= max_moves_) {
       record_.truncated = true;
       EndGame({0.0f, 0.0f});
@@ -303,6 +359,8 @@ class SelfPlayGame {
   bool finished_ = false;
   int below_threshold_[2] = {0, 0};
   GameRecord record_;
+  // Reanalysis: the game whose moves are replayed (CreateReanalysis).
+  std::optional<PlayedGame> played_;
 };
 
 // Plays every game in `games` to the end, putting the leaves of all unfinished games (up to

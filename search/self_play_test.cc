@@ -439,5 +439,108 @@ TEST(SelfPlayTest, TwoRequestsInFlight) {
   for (const auto& game : games) ExpectConsistent(ConnectFour(), game->record());
 }
 
+// Plays `played` again with CreateReanalysis and `evaluator`, checking what every reanalysis
+// keeps: the moves, the outcome, a full search of every position.
+template <typename G>
+GameRecord Reanalyse(const G& start, const SelfPlayOptions& options, const GameRecord& played,
+                     Evaluator<G>& evaluator) {
+  auto game = SelfPlayGame<G>::CreateReanalysis(start, options, PlayedGame::Of(played));
+  EXPECT_TRUE(game.ok()) << game.status();
+  if (!game.ok()) return {};
+  EXPECT_OK((*game)->Play(evaluator, 8));
+  GameRecord record = (*game)->TakeRecord();
+  ExpectConsistent(start, record);
+  EXPECT_TRUE(record.reanalysis);
+  EXPECT_EQ(record.actions, played.actions);
+  EXPECT_EQ(record.returns, played.returns);
+  EXPECT_EQ(record.resigned, played.resigned);
+  EXPECT_EQ(record.resigning_player, played.resigning_player);
+  EXPECT_EQ(record.truncated, played.truncated);
+  EXPECT_EQ(record.final_ownership, played.final_ownership);
+  EXPECT_EQ(record.final_score, played.final_score);
+  EXPECT_FALSE(record.would_have_resigned);
+  for (int i = 0; i < record.NumPositions(); ++i) EXPECT_EQ(record.full_search[i], 1) << i;
+  return record;
+}
+
+TEST(SelfPlayReanalysisTest, SearchesEveryPositionOfTheGameInFull) {
+  // Played with fast searches only: no position has a policy target.
+  SelfPlayOptions options = SmallOptions(3);
+  options.full_search_probability = 0.0f;
+  options.fast_simulations = 2;
+  UniformEvaluator<ConnectFour> player;
+  auto game = MakeGame(ConnectFour(), options);
+  ASSERT_OK(game->Play(player, 4));
+  const GameRecord played = game->TakeRecord();
+  for (uint8_t full : played.full_search) ASSERT_EQ(full, 0);
+
+  RecordingEvaluator<ConnectFour> newer;
+  const GameRecord again = Reanalyse(ConnectFour(), options, played, newer);
+  EXPECT_EQ(again.num_moves, played.num_moves);
+  // Every position was searched with the newer evaluator, 64 simulations each (tree reuse
+  // counts the visits it kept).
+  EXPECT_GT(newer.NumPositions(), 2 * played.num_moves);
+  // Without noise and with the same seed, the same game is reanalysed the same way.
+  RecordingEvaluator<ConnectFour> twin;
+  EXPECT_EQ(Reanalyse(ConnectFour(), options, played, twin).policy_targets, again.policy_targets);
+}
+
+TEST(SelfPlayReanalysisTest, KeepsAResignationAndATruncation) {
+  RecordingEvaluator<ConnectFour> despairs(PlayerZeroDespairs);
+  auto resigned = MakeGame(ConnectFour(), ResignOptions(1, /*playthrough=*/0.0f));
+  ASSERT_OK(resigned->Play(despairs, 8));
+  ASSERT_TRUE(resigned->record().resigned);
+  // Resignation is not decided again: the network now sees nothing wrong.
+  UniformEvaluator<ConnectFour> calm;
+  Reanalyse(ConnectFour(), ResignOptions(1, 0.0f), resigned->record(), calm);
+
+  SelfPlayOptions options = SmallOptions(2);
+  options.max_moves = 5;
+  auto truncated = MakeGame(ConnectFour(), options);
+  ASSERT_OK(truncated->Play(calm, 4));
+  ASSERT_TRUE(truncated->record().truncated);
+  // A longer cap now does not lengthen the game.
+  options.max_moves = 0;
+  EXPECT_EQ(Reanalyse(ConnectFour(), options, truncated->record(), calm).num_moves, 5);
+}
+
+TEST(SelfPlayReanalysisTest, GoGamesKeepTheirOwnershipAndScore) {
+  auto start = games::Go::Create(5, 0.5f);
+  ASSERT_OK(start.status());
+  SelfPlayOptions options = SmallOptions(0);
+  options.mcts.num_simulations = 16;
+  options.restrict_pass = true;
+  UniformEvaluator<games::Go> evaluator;
+  int with_targets = 0;
+  for (uint64_t seed = 0; seed < 3; ++seed) {
+    options.seed = seed;
+    auto game = MakeGame(*start, options);
+    ASSERT_OK(game->Play(evaluator, 8));
+    with_targets += game->record().final_score.has_value();
+    Reanalyse(*start, options, game->record(), evaluator);
+  }
+  EXPECT_GT(with_targets, 0);
+}
+
+TEST(SelfPlayReanalysisTest, RefusesAGameThatDoesNotFitTheRules) {
+  const SelfPlayOptions options = SmallOptions(0);
+  auto refuse = [&](PlayedGame played, const char* why) {
+    EXPECT_THAT(SelfPlayGame<TicTacToe>::CreateReanalysis(TicTacToe(), options, played).status(),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(why)));
+  };
+  refuse(PlayedGame{}, "no moves");
+  refuse(PlayedGame{.actions = {4, 4}, .truncated = true}, "move 1 (action 4) is illegal");
+  refuse(PlayedGame{.actions = {4, 9}, .truncated = true}, "move 1 (action 9) is illegal");
+  // X wins along the top row at move 4; a sixth move follows the end.
+  refuse(PlayedGame{.actions = {0, 3, 1, 4, 2, 5}, .returns = {1.0f, -1.0f}}, "follows");
+  refuse(PlayedGame{.actions = {0, 3}}, "neither reached its end");
+  SelfPlayOptions bad = options;
+  bad.mcts.num_simulations = 1;
+  EXPECT_THAT(SelfPlayGame<TicTacToe>::CreateReanalysis(
+                  TicTacToe(), bad, PlayedGame{.actions = {0}, .truncated = true})
+                  .status(),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
 }  // namespace
 }  // namespace zf::search

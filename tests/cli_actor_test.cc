@@ -104,6 +104,9 @@ TEST(CliActorTest, UsageErrors) {
   ExpectUsageError({"actor", "--game=tictactoe", "--inference=127.0.0.1:1", "--out=/tmp/x",
                     "--requests_in_flight=65"},
                    "--requests_in_flight is 65, expected 2..64");
+  ExpectUsageError({"actor", "--game=tictactoe", "--inference=127.0.0.1:1", "--out=/tmp/x",
+                    "--reanalysis_share=-0.1"},
+                   "--reanalysis_share is -0.1, expected 0..0.9");
   ExpectUsageError(
       {"actor", "--game=go:9", "--inference=127.0.0.1:1", "--out=/tmp/x", "--score_utility=1.5"},
       "--score_utility is 1.5, expected 0..1");

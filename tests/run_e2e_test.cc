@@ -215,13 +215,16 @@ TEST(RunE2eTest, GoDefaultsAndTheFlagsThatTurnThemOff) {
   // full budget (a given --selfplay_fast_sims above it is a usage error, below).
   EXPECT_THAT(defaults, HasSubstr("\"selfplay_sims\": 64, \"selfplay_fast_sims\": 16,"));
   EXPECT_THAT(defaults, HasSubstr("\"games_per_worker\": 32, \"requests_in_flight\": 2,"));
+  EXPECT_THAT(defaults, HasSubstr("\"reanalysis_share\": 0,"));
   // --learner_threads: the learner trains on two (trainer_test checks the thread count stays
   // the learner's own).
   // --games_per_worker and --requests_in_flight size the actor's pipeline and are recorded.
   // Self-play with Gumbel root search goes through and is recorded.
   const auto [few_line, few] =
       run({"--selfplay_sims", "8", "--learner_threads", "2", "--games_per_worker", "12",
-           "--requests_in_flight", "3", "--gumbel_considered_actions", "4"});
+           "--requests_in_flight", "3", "--gumbel_considered_actions", "4", "--reanalysis_share",
+           "0.25"});
+  EXPECT_THAT(few, HasSubstr("\"reanalysis_share\": 0.25,"));
   EXPECT_THAT(few, HasSubstr("\"gumbel_considered_actions\": 4,"));
   EXPECT_THAT(few_line, HasSubstr("Gumbel root search over 4 actions, fast searches of 8"));
   EXPECT_THAT(few, HasSubstr("\"selfplay_sims\": 8, \"selfplay_fast_sims\": 8,"));
@@ -292,6 +295,8 @@ TEST(RunE2eTest, BadInputIsAUsageError) {
                    "--selfplay_fast_sims is 20, expected 2..16");
   ExpectUsageError({"run", "--game", "go:5", "--requests_in_flight", "1"},
                    "--requests_in_flight is 1, expected 2..64");
+  ExpectUsageError({"run", "--game", "go:5", "--reanalysis_share", "0.95"},
+                   "--reanalysis_share is 0.95, expected 0..0.9");
   ExpectUsageError({"run", "--game", "go:5", "--games_per_worker", "0"},
                    "--games_per_worker is 0, expected 1..4096");
   ExpectUsageError({"run", "--game", "go:5", "--learner_threads", "0"},

@@ -53,6 +53,10 @@ ABSL_FLAG(int, fast_sims, 0,
           "actor: simulations per fast search, 2..--sims (playout cap randomization: a quarter "
           "of the moves get a full search of --sims, whose visits are the policy targets, the "
           "others a fast one; 0: 32, or --sims when that is smaller)");
+ABSL_FLAG(double, reanalysis_share, 0,
+          "actor, run: the share of leaf evaluations, 0..0.9, spent searching recent self-play "
+          "games again with the newest network (reanalysis; 0 off): their records go to replay "
+          "beside the self-play games, with a fresh policy target for every position");
 ABSL_FLAG(bool, local, false,
           "actor: evaluate in process, one position at a time, with --checkpoint or a fresh "
           "--blocks x --filters network (the baseline of zf bench selfplay)");
@@ -142,6 +146,9 @@ absl::Status RunActor(const std::vector<std::string>& args) {
   }
   options.max_games = absl::GetFlag(FLAGS_games);
   options.seed = absl::GetFlag(FLAGS_seed);
+  options.reanalysis_share = absl::GetFlag(FLAGS_reanalysis_share);
+  ZF_RETURN_IF_ERROR(CheckRealFlagRange("reanalysis_share", options.reanalysis_share, 0,
+                                        actor::ActorOptions::kMaxReanalysisShare));
   if (local) {
     // One game, one leaf at a time: the home-grown loop the served actor is compared with.
     options.games_per_worker = 1;
@@ -307,6 +314,7 @@ absl::Status RunGames(const std::vector<std::string>& args) {
                 << ", \"returns\": [" << r0 << ", " << r1 << "]"
                 << ", \"resigned\": " << (game.resigned() ? "true" : "false")
                 << ", \"truncated\": " << (game.truncated() ? "true" : "false")
+                << ", \"reanalysis\": " << (game.reanalysis() ? "true" : "false")
                 << ", \"model_versions\": [" << versions << "], \"positions\": [";
       for (int i = 0; i < n; ++i) {
         std::cout << (i > 0 ? ", " : "") << "{\"to_play\": " << static_cast<int>(game.to_play()[i])
@@ -322,9 +330,9 @@ absl::Status RunGames(const std::vector<std::string>& args) {
       std::cout << "]}\n";
     } else {
       std::cout << absl::StrFormat(
-          "game %s  %s  %d moves  result %+g/%+g%s%s  model versions [%s]\n", game.game_id(),
+          "game %s  %s  %d moves  result %+g/%+g%s%s%s  model versions [%s]\n", game.game_id(),
           game.game(), n, r0, r1, game.resigned() ? "  resigned" : "",
-          game.truncated() ? "  truncated" : "", versions);
+          game.truncated() ? "  truncated" : "", game.reanalysis() ? "  reanalysis" : "", versions);
       for (int i = 0; i < n; ++i) {
         std::cout << absl::StrFormat("  %3d  player %d  %s  top:", i,
                                      static_cast<int>(game.to_play()[i]),
@@ -353,7 +361,7 @@ std::vector<Command> ActorCommands() {
        "zf actor --game G --inference ADDR (--out DIR | --replay ADDR1,ADDR2,...) [--workers N] "
        "[--games_per_worker N] [--requests_in_flight N] [--sims N] [--fast_sims N] "
        "[--forced_playout_k K] [--gumbel_considered_actions M] "
-       "[--score_utility L] [--games N (0 = until SIGINT/SIGTERM)] "
+       "[--score_utility L] [--reanalysis_share X] [--games N (0 = until SIGINT/SIGTERM)] "
        "[--metrics_listen ADDR] [--acked_log FILE] [--seed S] [--json]",
        WithLogFileFlag(WithTlsFlags({"game",
                                      "inference",
@@ -365,6 +373,7 @@ std::vector<Command> ActorCommands() {
                                      "fast_sims",
                                      "forced_playout_k",
                                      "score_utility",
+                                     "reanalysis_share",
                                      "games",
                                      "metrics_listen",
                                      "gumbel_considered_actions",

@@ -110,6 +110,7 @@ ABSL_DECLARE_FLAG(double, samples_per_insert);
 // Defined with `zf actor`, whose flags they are too.
 ABSL_DECLARE_FLAG(int, games_per_worker);
 ABSL_DECLARE_FLAG(int, requests_in_flight);
+ABSL_DECLARE_FLAG(double, reanalysis_share);
 ABSL_FLAG(int, learner_threads, 1,
           "run: the learner's LibTorch threads, 1..64 (the inference server's stay at 1); a "
           "--resume may change it");
@@ -131,7 +132,8 @@ struct RunConfig {
   bool aux_heads = false;             // NetworkShape::aux_heads
   bool global_pooling = false;        // NetworkShape::global_pooling
   int games_per_worker = 32;
-  int requests_in_flight = 2;  // ActorOptions::requests_in_flight of the one actor worker
+  int requests_in_flight = 2;   // ActorOptions::requests_in_flight of the one actor worker
+  double reanalysis_share = 0;  // ActorOptions::reanalysis_share; 0: off
   int max_batch = 64;
   int batch_size = 128;
   double lr = 0.02;
@@ -157,7 +159,8 @@ struct RunConfig {
         ", \"gumbel_considered_actions\": ", gumbel_considered_actions,
         ", \"aux_heads\": ", aux_heads ? 1 : 0, ", \"global_pooling\": ", global_pooling ? 1 : 0,
         ", \"games_per_worker\": ", games_per_worker,
-        ", \"requests_in_flight\": ", requests_in_flight, ", \"max_batch\": ", max_batch,
+        ", \"requests_in_flight\": ", requests_in_flight,
+        ", \"reanalysis_share\": ", JsonNumber(reanalysis_share), ", \"max_batch\": ", max_batch,
         ", \"batch_size\": ", batch_size, ", \"lr\": ", JsonNumber(lr),
         ", \"lr_decay_fraction\": ", JsonNumber(lr_decay.decay_fraction),
         ", \"lr_final_fraction\": ", JsonNumber(lr_decay.final_fraction),
@@ -173,45 +176,41 @@ struct RunConfig {
 RunConfig DefaultConfig(const games::GameConfig& game) {
   RunConfig c;
   c.game = game.name;
-  switch (game.kind) {
-    case games::GameConfig::Kind::kTicTacToe:
-      c.blocks = 2, c.filters = 32, c.selfplay_sims = 64, c.batch_size = 128;
-      c.steps_per_checkpoint = 50, c.capacity = 40'000, c.min_size_to_sample = 500;
-      c.eval_games = 20, c.eval_sims = 32, c.eval_vs = "random,perfect";
-      break;
-    case games::GameConfig::Kind::kConnectFour:
-      c.blocks = 3, c.filters = 32, c.selfplay_sims = 128, c.batch_size = 256;
-      c.steps_per_checkpoint = 100, c.capacity = 150'000, c.min_size_to_sample = 2000;
-      c.eval_games = 20, c.eval_sims = 128, c.eval_vs = "mcts:200,mcts:1000";
-      break;
-    case games::GameConfig::Kind::kGo:
-      // GNU Go is the fixed baseline (zf match's gnugo:LEVEL player; Debian's gnugo package).
-      c.blocks = 4, c.filters = 32, c.selfplay_sims = 64, c.batch_size = 256;
-      c.steps_per_checkpoint = 100, c.capacity = 200'000, c.min_size_to_sample = 2000;
-      c.eval_games = 4, c.eval_sims = 64, c.eval_vs = "random,gnugo:1";
-      // Ownership and score targets, and the score utility over their score head: the two of
-      // KataGo's signals that paid on this machine (issue 19, docs/benchmarks.md "Go strength
-      // per hour"). --noaux_heads turns both off.
-      c.aux_heads = true;
-      c.score_utility = 0.3;
-      // With --minutes, the learning rate falls over the last quarter to a tenth (issue 19:
-      // stronger at 60 and at 105 minutes, paired; docs/benchmarks.md "The learning-rate decay").
-      c.lr_decay.decay_fraction = 0.25;
-      // Fast searches of 16 simulations beside the full 64 (playout cap randomization at 4:1):
-      // issue 19's 105 minutes took 27 of 100 from gnugo:1 with it against 8 without, and 74%
-      // head to head (docs/benchmarks.md "Fast searches of 16 simulations").
-      c.selfplay_fast_sims = 16;
-      // Gumbel root search over 16 actions in self-play: ahead against GNU Go in all three of
-      // issue 19's comparisons (75 minutes paired, 105 and 150 minutes; docs/benchmarks.md
-      // "Gumbel root search taken to 150 minutes"), though no stronger head to head. Forced
-      // playouts, which exclude it, turn it off when given.
-      c.gumbel_considered_actions = 16;
-      break;
-    default:
-      c.blocks = 3, c.filters = 32, c.selfplay_sims = 128, c.batch_size = 256;
-      c.steps_per_checkpoint = 100, c.capacity = 150'000, c.min_size_to_sample = 2000;
-      c.eval_games = 10, c.eval_sims = 64, c.eval_vs = "mcts:200";
-      break;
+  if (game.Is<games::TicTacToe>()) {
+    c.blocks = 2, c.filters = 32, c.selfplay_sims = 64, c.batch_size = 128;
+    c.steps_per_checkpoint = 50, c.capacity = 40'000, c.min_size_to_sample = 500;
+    c.eval_games = 20, c.eval_sims = 32, c.eval_vs = "random,perfect";
+  } else if (game.Is<games::ConnectFour>()) {
+    c.blocks = 3, c.filters = 32, c.selfplay_sims = 128, c.batch_size = 256;
+    c.steps_per_checkpoint = 100, c.capacity = 150'000, c.min_size_to_sample = 2000;
+    c.eval_games = 20, c.eval_sims = 128, c.eval_vs = "mcts:200,mcts:1000";
+  } else if (game.Is<games::Go>()) {
+    // GNU Go is the fixed baseline (zf match's gnugo:LEVEL player; Debian's gnugo package).
+    c.blocks = 4, c.filters = 32, c.selfplay_sims = 64, c.batch_size = 256;
+    c.steps_per_checkpoint = 100, c.capacity = 200'000, c.min_size_to_sample = 2000;
+    c.eval_games = 4, c.eval_sims = 64, c.eval_vs = "random,gnugo:1";
+    // Ownership and score targets, and the score utility over their score head: the two of
+    // KataGo's signals that paid on this machine (issue 19, docs/benchmarks.md "Go strength
+    // per hour"). --noaux_heads turns both off.
+    c.aux_heads = true;
+    c.score_utility = 0.3;
+    // With --minutes, the learning rate falls over the last quarter to a tenth (issue 19:
+    // stronger at 60 and at 105 minutes, paired; docs/benchmarks.md "The learning-rate decay").
+    c.lr_decay.decay_fraction = 0.25;
+    // Fast searches of 16 simulations beside the full 64 (playout cap randomization at 4:1):
+    // issue 19's 105 minutes took 27 of 100 from gnugo:1 with it against 8 without, and 74%
+    // head to head (docs/benchmarks.md "Fast searches of 16 simulations").
+    c.selfplay_fast_sims = 16;
+    // Gumbel root search over 16 actions in self-play: ahead against GNU Go in all three of
+    // issue 19's comparisons (75 minutes paired, 105 and 150 minutes; docs/benchmarks.md
+    // "Gumbel root search taken to 150 minutes"), though no stronger head to head. Forced
+    // playouts, which exclude it, turn it off when given.
+    c.gumbel_considered_actions = 16;
+  } else {
+    // Every other game, a new one included: a small network and modest searches.
+    c.blocks = 3, c.filters = 32, c.selfplay_sims = 128, c.batch_size = 256;
+    c.steps_per_checkpoint = 100, c.capacity = 150'000, c.min_size_to_sample = 2000;
+    c.eval_games = 10, c.eval_sims = 64, c.eval_vs = "mcts:200";
   }
   return c;
 }
@@ -285,6 +284,7 @@ absl::StatusOr<RunConfig> ReadConfig(const std::string& path) {
   ZF_RETURN_IF_ERROR(get("global_pooling", &c.global_pooling, kOptional));
   ZF_RETURN_IF_ERROR(get("games_per_worker", &c.games_per_worker));
   ZF_RETURN_IF_ERROR(get("requests_in_flight", &c.requests_in_flight, kOptional));
+  ZF_RETURN_IF_ERROR(get("reanalysis_share", &c.reanalysis_share, kOptional));
   ZF_RETURN_IF_ERROR(get("max_batch", &c.max_batch));
   ZF_RETURN_IF_ERROR(get("batch_size", &c.batch_size));
   ZF_RETURN_IF_ERROR(get("lr", &c.lr));
@@ -565,6 +565,11 @@ absl::Status RunRun(const std::vector<std::string>& args) {
                                         actor::ActorOptions::kMinRequestsInFlight,
                                         actor::ActorOptions::kMaxRequestsInFlight));
     }
+    if (FlagGiven("reanalysis_share")) {
+      config.reanalysis_share = absl::GetFlag(FLAGS_reanalysis_share);
+      ZF_RETURN_IF_ERROR(CheckRealFlagRange("reanalysis_share", config.reanalysis_share, 0,
+                                            actor::ActorOptions::kMaxReanalysisShare));
+    }
     if (int v = absl::GetFlag(FLAGS_eval_games); v >= 0) config.eval_games = v;
     if (int v = absl::GetFlag(FLAGS_eval_sims); v != 0) config.eval_sims = v;
     if (std::string v = absl::GetFlag(FLAGS_eval_vs); !v.empty()) config.eval_vs = v;
@@ -719,6 +724,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   ao.workers = 1;
   ao.games_per_worker = config.games_per_worker;
   ao.requests_in_flight = config.requests_in_flight;
+  ao.reanalysis_share = config.reanalysis_share;
   ZF_RETURN_IF_ERROR(SetSelfPlaySimulations(&ao.self_play, config.selfplay_sims,
                                             config.selfplay_fast_sims, "selfplay_fast_sims"));
   ao.self_play.mcts.forced_playout_k = static_cast<float>(config.forced_playout_k);
@@ -873,7 +879,11 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     std::cout
         << ProgressLine(
                {absl::StrFormat("[%5.0fs]", elapsed),
-                absl::StrFormat("games %d (%.1f/s)", now.games, (now.games - previous.games) / dt),
+                absl::StrCat(absl::StrFormat("games %d (%.1f/s", now.games,
+                                             (now.games - previous.games) / dt),
+                             config.reanalysis_share > 0
+                                 ? absl::StrFormat(", %d reanalysed)", actor_stats.reanalysis_games)
+                                 : ")"),
                 absl::StrCat("evals ",
                              Compact((now.leaf_evaluations - previous.leaf_evaluations) / dt),
                              "/s"),
@@ -896,7 +906,8 @@ absl::Status RunRun(const std::vector<std::string>& args) {
                  "\"score_loss\": %.5f, \"learning_rate\": %.6g, \"data_wait\": %.4f, "
                  "\"published_version\": %d, \"serving_version\": %d, "
                  "\"resignation_enabled\": %s, \"resign_samples\": %d, "
-                 "\"resign_false_positives\": %d}",
+                 "\"resign_false_positives\": %d, \"reanalysis_games\": %d, "
+                 "\"reanalysis_leaf_evaluations\": %d}",
                  elapsed, now.games, (now.games - previous.games) / dt,
                  (now.moves - previous.moves) / dt,
                  (now.leaf_evaluations - previous.leaf_evaluations) / dt, mean_batch,
@@ -905,7 +916,8 @@ absl::Status RunRun(const std::vector<std::string>& args) {
                  ls.last.ownership_loss, ls.last.score_loss, ls.last.learning_rate, data_wait,
                  ls.published_version, run_fleet->inference().model_version(),
                  actor_stats.resignation_enabled ? "true" : "false", actor_stats.resign_samples,
-                 actor_stats.resign_false_positives)
+                 actor_stats.resign_false_positives, actor_stats.reanalysis_games,
+                 actor_stats.reanalysis_leaf_evaluations)
           << std::endl;
     }
     // The `zf top` view of the same fleet: its bottleneck line, or all of it.
@@ -1024,6 +1036,7 @@ std::vector<Command> RunCommands() {
        "loopback gRPC, with live progress and periodic evaluations",
        "zf run --game G [--dir DIR] [--minutes M] [--net BxF] [--shards N] [--selfplay_sims N] "
        "[--selfplay_fast_sims N] [--games_per_worker N] [--requests_in_flight N] "
+       "[--reanalysis_share X] "
        "[--samples_per_insert X] "
        "[--forced_playout_k K] [--gumbel_considered_actions M] [--score_utility L] "
        "[--[no]aux_heads] [--global_pooling] "
@@ -1044,6 +1057,7 @@ std::vector<Command> RunCommands() {
                         "selfplay_fast_sims",
                         "games_per_worker",
                         "requests_in_flight",
+                        "reanalysis_share",
                         "samples_per_insert",
                         "forced_playout_k",
                         "gumbel_considered_actions",

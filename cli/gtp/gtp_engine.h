@@ -224,6 +224,10 @@ class GtpEngine {
       absl::StatusOr<games::Go> start = games::Go::Create(size, start_.Komi());
       if (!start.ok()) return Error("unacceptable size");
       ZF_RETURN_IF_ERROR(Restart(*start, {}));
+    } else if constexpr (std::is_same_v<G, games::Othello>) {
+      absl::StatusOr<games::Othello> start = games::Othello::Create(size);
+      if (!start.ok()) return Error("unacceptable size");
+      ZF_RETURN_IF_ERROR(Restart(*start, {}));
     } else {
       if (size != gtp::BoardSize(start_)) return Error("unacceptable size");
       game_ = start_;
@@ -297,6 +301,12 @@ class GtpEngine {
     } else {
       if (!game_.IsTerminal()) return Error("cannot score: the game is not over");
       const games::Returns r = game_.Returns();
+      if constexpr (std::is_same_v<G, games::Othello>) {
+        // The margin in discs, as Othello scores a game.
+        const int margin = game_.Discs(0) - game_.Discs(1);
+        if (margin == 0) return std::string("0");
+        return absl::StrCat(margin > 0 ? "B+" : "W+", margin > 0 ? margin : -margin);
+      }
       return std::string(r[0] > 0 ? "B+1" : r[0] < 0 ? "W+1" : "0");
     }
   }

@@ -226,6 +226,20 @@ TEST(GtpEngineTest, ConnectFourColumnsAsLetters) {
   EXPECT_EQ(gtp("play w D"), "? illegal move\n\n");  // the column is full
 }
 
+TEST(GtpEngineTest, OthelloPointsCountRowsFromTheBottom) {
+  GtpEngineFixture<games::Othello> gtp{*games::Othello::Create(4)};
+  EXPECT_EQ(gtp("boardsize 6"), "=\n\n");
+  EXPECT_EQ(gtp.engine().position().Size(), 6);
+  EXPECT_EQ(gtp("boardsize 5"), "? unacceptable size\n\n");
+  EXPECT_EQ(gtp("boardsize 4"), "=\n\n");
+  EXPECT_EQ(gtp("play b pass"), "? illegal move\n\n");  // Black has moves: no pass
+  // The lowest legal action, 1: row 0 (the top), column b: GTP's B4 on 4 x 4.
+  EXPECT_EQ(gtp("genmove b"), "= B4\n\n");
+  EXPECT_EQ(gtp("play w A4"), "=\n\n");  // the top-left corner, the game's "a1"
+  EXPECT_EQ(gtp.engine().position().CellOwner(0), 1);
+  EXPECT_EQ(gtp("final_score"), "? cannot score: the game is not over\n\n");
+}
+
 TEST(GtpEngineTest, CreateNeedsAPlayerFactory) {
   EXPECT_EQ(GtpEngine<games::Go>::Create({.start = games::Go()}).status().code(),
             absl::StatusCode::kInvalidArgument);

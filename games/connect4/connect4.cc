@@ -106,4 +106,9 @@ absl::StatusOr<int> ConnectFour::ParseAction(absl::string_view text) const {
       absl::StrCat("invalid connect4 action \"", text, "\": expected a column number in 0..6"));
 }
 
+absl::StatusOr<ConnectFour> ConnectFour::FromParameters(std::optional<absl::string_view> params) {
+  if (params.has_value()) return absl::InvalidArgumentError("connect4 takes no parameters");
+  return ConnectFour();
+}
+
 }  // namespace zf::games

@@ -22,6 +22,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -43,6 +44,15 @@ class ConnectFour {
 
   // The empty board, X to move.
   ConnectFour() = default;
+
+  // Registration (games/game.h, RegistrableGame).
+  static constexpr absl::string_view kFamily = "connect4";
+  static constexpr absl::string_view kSyntax = "connect4";
+  static constexpr absl::string_view kDescription =
+      "Connect Four, 7 columns x 6 rows (the default)";
+  static absl::StatusOr<ConnectFour> FromParameters(std::optional<absl::string_view> params);
+  // Self-play: alpha 1 for at most 7 moves a position.
+  SelfPlayHints SelfPlayDefaults() const { return {.dirichlet_alpha = 1.0f}; }
 
   std::string Name() const { return "connect4"; }
   int NumActions() const { return kColumns; }
@@ -104,7 +114,7 @@ class ConnectFour {
   int8_t winner_ = -1;
 };
 
-static_assert(Game<ConnectFour>);
+static_assert(RegistrableGame<ConnectFour>);
 static_assert(std::is_trivially_copyable_v<ConnectFour>);
 static_assert(sizeof(ConnectFour) <= 40);
 

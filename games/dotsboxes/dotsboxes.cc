@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
 #include "games/grid_symmetry.h"
+#include "games/name_parameters.h"
 #include "games/zobrist.h"
 
 namespace zf::games {
@@ -241,6 +242,25 @@ absl::StatusOr<int> DotsAndBoxes::ParseAction(absl::string_view text) const {
       absl::StrCat("invalid ", Name(), " action \"", text, "\": expected h<r>-<c> (r in 0..",
                    rows(), ", c in 0..", cols() - 1, "), v<r>-<c> (r in 0..", rows() - 1,
                    ", c in 0..", cols(), ") or a number in 0..", NumActions() - 1));
+}
+
+absl::StatusOr<DotsAndBoxes> DotsAndBoxes::FromParameters(std::optional<absl::string_view> params) {
+  int rows = 3;
+  int cols = 3;
+  if (params.has_value()) {
+    const size_t x = params->find('x');
+    if (x == absl::string_view::npos || !ParseSmallInt(params->substr(0, x), &rows) ||
+        !ParseSmallInt(params->substr(x + 1), &cols)) {
+      return absl::InvalidArgumentError(
+          "expected dotsboxes:RxC with R rows and C columns of boxes, e.g. dotsboxes:5x5");
+    }
+  }
+  const auto out_of_range = [](int v) { return v < kMinSize || v > kMaxSize; };
+  if (out_of_range(rows) || out_of_range(cols)) {
+    return absl::InvalidArgumentError(absl::StrCat(out_of_range(rows) ? "rows" : "cols",
+                                                   " must be in ", kMinSize, "..", kMaxSize));
+  }
+  return Create(rows, cols);
 }
 
 }  // namespace zf::games

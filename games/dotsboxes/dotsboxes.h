@@ -30,6 +30,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -54,6 +55,13 @@ class DotsAndBoxes {
   // The empty board of `rows` x `cols` boxes, A to move.
   // Returns: InvalidArgument unless 1 <= rows, cols <= 10 (the message names both values).
   static absl::StatusOr<DotsAndBoxes> Create(int rows, int cols);
+
+  // Registration (games/game.h, RegistrableGame).
+  static constexpr absl::string_view kFamily = "dotsboxes";
+  static constexpr absl::string_view kSyntax = "dotsboxes[:RxC]";
+  static constexpr absl::string_view kDescription =
+      "Dots and Boxes with R x C boxes, 1 <= R,C <= 10 (default 3x3)";
+  static absl::StatusOr<DotsAndBoxes> FromParameters(std::optional<absl::string_view> params);
 
   std::string Name() const;  // "dotsboxes:RxC"
   int NumActions() const { return num_lines_; }
@@ -122,7 +130,7 @@ class DotsAndBoxes {
   std::array<uint8_t, 2> scores_{};
 };
 
-static_assert(Game<DotsAndBoxes>);
+static_assert(RegistrableGame<DotsAndBoxes>);
 static_assert(std::is_trivially_copyable_v<DotsAndBoxes>);
 
 }  // namespace zf::games

@@ -7,7 +7,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "games/grid_symmetry.h"
+#include "games/name_parameters.h"
 #include "games/zobrist.h"
 
 namespace zf::games {
@@ -460,6 +462,29 @@ absl::StatusOr<int> Go::ParseAction(absl::string_view text) const {
                                                  "\": expected a vertex like D4, \"pass\" or a "
                                                  "number in 0..",
                                                  cells_));
+}
+
+absl::StatusOr<Go> Go::FromParameters(std::optional<absl::string_view> params) {
+  int size = kDefaultSize;
+  float komi = kDefaultKomi;
+  if (params.has_value()) {
+    const size_t colon = params->find(':');
+    if (!ParseSmallInt(params->substr(0, colon), &size)) {
+      return absl::InvalidArgumentError("expected go:N or go:N:komi=K, e.g. go:9 or go:9:komi=6.5");
+    }
+    if (colon != absl::string_view::npos) {
+      absl::string_view rest = params->substr(colon + 1);
+      double value = 0;
+      if (!absl::ConsumePrefix(&rest, "komi=")) {
+        return absl::InvalidArgumentError("expected go:N:komi=K, e.g. go:9:komi=6.5");
+      }
+      if (!absl::SimpleAtod(rest, &value)) {
+        return absl::InvalidArgumentError("komi must be a number");
+      }
+      komi = static_cast<float>(value);
+    }
+  }
+  return Create(size, komi);
 }
 
 }  // namespace zf::games

@@ -62,6 +62,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,20 @@ class Go {
   Go& operator=(const Go& other) {
     if (this != &other) CopyFrom(other);
     return *this;
+  }
+
+  // Registration (games/game.h, RegistrableGame).
+  static constexpr absl::string_view kFamily = "go";
+  static constexpr absl::string_view kSyntax = "go[:N[:komi=K]]";
+  static constexpr absl::string_view kDescription =
+      "Go on N x N, 5 <= N <= 19 (default 9), area scoring, komi K (default 7.5)";
+  static absl::StatusOr<Go> FromParameters(std::optional<absl::string_view> params);
+  // Self-play: 30 plies at temperature 1; alpha 0.03 on 19 x 19 (AlphaGo Zero), scaled by the
+  // board's area; the pass rule (SetSelfPlayPassRule).
+  SelfPlayHints SelfPlayDefaults() const {
+    return {.dirichlet_alpha = 0.03f * 361 / static_cast<float>(size_ * size_),
+            .temperature_moves = 30,
+            .restrict_pass = true};
   }
 
   // "go:9", or "go:9:komi=6.5" when the komi is not 7.5.
@@ -223,6 +238,6 @@ class Go {
   std::array<uint64_t, kMaxGameLengthCap + 1> seen_;  // board hashes of earlier positions
 };
 
-static_assert(Game<Go>);
+static_assert(RegistrableGame<Go>);
 
 }  // namespace zf::games

@@ -138,4 +138,9 @@ absl::StatusOr<int> TicTacToe::ParseAction(absl::string_view text) const {
                    "\": expected a column a-c and a row 1-3 (e.g. \"b2\") or a number in 0..8"));
 }
 
+absl::StatusOr<TicTacToe> TicTacToe::FromParameters(std::optional<absl::string_view> params) {
+  if (params.has_value()) return absl::InvalidArgumentError("tictactoe takes no parameters");
+  return TicTacToe();
+}
+
 }  // namespace zf::games

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,16 @@ class TicTacToe {
 
   // The empty board, X to move.
   TicTacToe() = default;
+
+  // Registration (games/game.h, RegistrableGame).
+  static constexpr absl::string_view kFamily = "tictactoe";
+  static constexpr absl::string_view kSyntax = "tictactoe";
+  static constexpr absl::string_view kDescription = "tic-tac-toe on 3x3 (tests and demos)";
+  static absl::StatusOr<TicTacToe> FromParameters(std::optional<absl::string_view> params);
+  // Self-play: the opening is 4 plies; alpha 1 for about 9 moves a position.
+  SelfPlayHints SelfPlayDefaults() const {
+    return {.dirichlet_alpha = 1.0f, .temperature_moves = 4};
+  }
 
   std::string Name() const { return "tictactoe"; }
   int NumActions() const { return kNumCells; }
@@ -70,6 +81,6 @@ class TicTacToe {
   int8_t winner_ = -1;
 };
 
-static_assert(Game<TicTacToe>);
+static_assert(RegistrableGame<TicTacToe>);
 
 }  // namespace zf::games
