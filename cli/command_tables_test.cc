@@ -4,12 +4,15 @@
 #include <algorithm>
 #include <set>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/reflection.h"
 #include "cli/command.h"
 #include "cli/common_flags.h"
+#include "cli/network_runtime.h"
+#include "games/registry.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -32,6 +35,19 @@ TEST(CommandTablesTest, NetworkCommandsAreExactlyWhatZfHandsOverByName) {
   std::vector<std::string> expected(kNetworkCommandNames.begin(), kNetworkCommandNames.end());
   EXPECT_THAT(network, ::testing::UnorderedElementsAreArray(expected));
   for (const std::string& name : lean) EXPECT_THAT(all, ::testing::Contains(name));
+}
+
+// zf-torch's runtime gives net: players to every registered game (a list of names here once
+// left Othello and Hex without one, and their zf run evaluations failed).
+TEST(NetworkRuntimeTest, EveryRegisteredGameGetsANetworkPlayerHook) {
+  InstallNetworkRuntime();
+  int games = 0;
+  games::ForEachGameType([&games](auto type) {
+    using G = typename decltype(type)::type;
+    EXPECT_TRUE(static_cast<bool>(players::NetworkEvaluatorHook<G>())) << G::kFamily;
+    ++games;
+  });
+  EXPECT_EQ(games, std::variant_size_v<games::RegisteredGames::Variant>);
 }
 
 TEST(CommandTablesTest, NoNameTwice) {

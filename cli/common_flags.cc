@@ -8,12 +8,16 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "common/status_macros.h"
+#include "games/registry.h"
 #include "search/self_play.h"
 
+// The games and their syntax come from the registry (games/registry.h), so a newly registered
+// game shows up here without an edit.
 ABSL_FLAG(std::string, game, "connect4",
-          "game name: tictactoe, connect4, dotsboxes[:RxC] (boxes, 1..10 each), go[:N][:komi=K] "
-          "(N 5..19, default 9; komi default 7.5)");
+          absl::StrCat("game name, one of:\n",
+                       absl::StripSuffix(zf::games::KnownGamesHelp(), "\n")));
 ABSL_FLAG(bool, json, false, "print one JSON object instead of text");
 ABSL_FLAG(uint64_t, seed, 0, "random seed; 0 picks one from the clock");
 ABSL_FLAG(std::string, listen, "0.0.0.0:7400", "HOST:PORT to serve gRPC on (port 0 picks one)");

@@ -98,15 +98,11 @@ absl::StatusOr<std::unique_ptr<search::Evaluator<G>>> MakeNetPlayerEvaluator(
 }  // namespace
 
 void InstallNetworkRuntime() {
-  // One game of each type: the hooks are per type, not per board size.
-  for (const char* name : {"tictactoe", "connect4", "dotsboxes", "go"}) {
-    absl::StatusOr<games::GameConfig> config = games::ParseGameName(name);
-    ZF_CHECK(config.ok()) << config.status();
-    games::VisitGame(*config, [](const auto& game) {
-      using G = std::decay_t<decltype(game)>;
-      players::NetworkEvaluatorHook<G>() = &MakeNetPlayerEvaluator<G>;
-    });
-  }
+  // The hooks are per game type, not per board size: every registered type gets one.
+  games::ForEachGameType([](auto type) {
+    using G = typename decltype(type)::type;
+    players::NetworkEvaluatorHook<G>() = &MakeNetPlayerEvaluator<G>;
+  });
   LocalActorEvaluatorHook() = &MakeLocalActorEvaluator;
   NetworkRuntimeInstalled() = true;
 }

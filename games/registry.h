@@ -19,6 +19,7 @@
 #pragma once
 
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -37,6 +38,11 @@ namespace zf::games {
 template <RegistrableGame... Gs>
 struct GameList {
   using Variant = std::variant<Gs...>;
+  // Calls f(std::type_identity<G>{}) for each game type G, in order.
+  template <typename F>
+  static void ForEach(F&& f) {
+    (f(std::type_identity<Gs>{}), ...);
+  }
 };
 
 // Every game the command line knows, in the order help texts list them.
@@ -83,6 +89,13 @@ decltype(auto) VisitGame(const GameConfig& config, F&& f) {
         return std::forward<F>(f)(game);
       },
       config.start);
+}
+
+// Calls f(std::type_identity<G>{}) once for every registered game type G, for set-up that is per
+// type rather than per board size (the network hooks of zf-torch, for instance).
+template <typename F>
+void ForEachGameType(F&& f) {
+  RegisteredGames::ForEach(std::forward<F>(f));
 }
 
 }  // namespace zf::games
