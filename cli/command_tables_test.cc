@@ -41,8 +41,8 @@ TEST(CommandTablesTest, NetworkCommandsAreExactlyWhatZfHandsOverByName) {
 // left Othello and Hex without one, and their zf run evaluations failed).
 TEST(NetworkRuntimeTest, EveryRegisteredGameGetsANetworkPlayerHook) {
   InstallNetworkRuntime();
-  int games = 0;
-  games::ForEachGameType([&games](auto type) {
+  size_t games = 0;
+  games::RegisteredGames::ForEach([&games](auto type) {
     using G = typename decltype(type)::type;
     EXPECT_TRUE(static_cast<bool>(players::NetworkEvaluatorHook<G>())) << G::kFamily;
     ++games;

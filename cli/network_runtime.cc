@@ -4,7 +4,6 @@
 #include <memory>
 #include <span>
 #include <string>
-#include <type_traits>
 #include <utility>
 
 #include "actor/async_evaluator.h"
@@ -99,7 +98,7 @@ absl::StatusOr<std::unique_ptr<search::Evaluator<G>>> MakeNetPlayerEvaluator(
 
 void InstallNetworkRuntime() {
   // The hooks are per game type, not per board size: every registered type gets one.
-  games::ForEachGameType([](auto type) {
+  games::RegisteredGames::ForEach([](auto type) {
     using G = typename decltype(type)::type;
     players::NetworkEvaluatorHook<G>() = &MakeNetPlayerEvaluator<G>;
   });

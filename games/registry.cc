@@ -23,26 +23,18 @@ absl::StatusOr<GameConfig> ParseAs(absl::string_view full,
   return config;
 }
 
-template <typename... Gs>
-std::optional<absl::StatusOr<GameConfig>> ParseFamily(GameList<Gs...>, absl::string_view family,
-                                                      absl::string_view full,
-                                                      std::optional<absl::string_view> params) {
-  std::optional<absl::StatusOr<GameConfig>> result;
-  const auto try_game = [&]<typename G>() {
-    if (!result.has_value() && G::kFamily == family) result = ParseAs<G>(full, params);
-  };
-  (try_game.template operator()<Gs>(), ...);
-  return result;
-}
-
 struct Entry {
   absl::string_view syntax;
   absl::string_view description;
 };
 
-template <typename... Gs>
-std::vector<Entry> Entries(GameList<Gs...>) {
-  return {Entry{Gs::kSyntax, Gs::kDescription}...};
+std::vector<Entry> Entries() {
+  std::vector<Entry> entries;
+  RegisteredGames::ForEach([&entries](auto type) {
+    using G = typename decltype(type)::type;
+    entries.push_back({G::kSyntax, G::kDescription});
+  });
+  return entries;
 }
 
 }  // namespace
@@ -52,8 +44,11 @@ absl::StatusOr<GameConfig> ParseGameName(absl::string_view name) {
   const absl::string_view family = name.substr(0, colon);
   std::optional<absl::string_view> params;
   if (colon != absl::string_view::npos) params = name.substr(colon + 1);
-  std::optional<absl::StatusOr<GameConfig>> parsed =
-      ParseFamily(RegisteredGames{}, family, name, params);
+  std::optional<absl::StatusOr<GameConfig>> parsed;
+  RegisteredGames::ForEach([&](auto type) {
+    using G = typename decltype(type)::type;
+    if (!parsed.has_value() && G::kFamily == family) parsed = ParseAs<G>(name, params);
+  });
   if (parsed.has_value()) return *std::move(parsed);
   return absl::InvalidArgumentError(
       absl::StrCat("unknown game \"", name, "\"; known games: ", KnownGameNames()));
@@ -61,7 +56,7 @@ absl::StatusOr<GameConfig> ParseGameName(absl::string_view name) {
 
 std::string KnownGameNames() {
   std::string out;
-  for (const Entry& entry : Entries(RegisteredGames{})) {
+  for (const Entry& entry : Entries()) {
     absl::StrAppend(&out, out.empty() ? "" : ", ", entry.syntax);
   }
   return out;
@@ -69,7 +64,7 @@ std::string KnownGameNames() {
 
 std::string KnownGamesHelp() {
   std::string out;
-  for (const Entry& entry : Entries(RegisteredGames{})) {
+  for (const Entry& entry : Entries()) {
     absl::StrAppendFormat(&out, "  %-16s %s\n", entry.syntax, entry.description);
   }
   return out;

@@ -38,7 +38,9 @@ namespace zf::games {
 template <RegistrableGame... Gs>
 struct GameList {
   using Variant = std::variant<Gs...>;
-  // Calls f(std::type_identity<G>{}) for each game type G, in order.
+  // Calls f(std::type_identity<G>{}) once for each game type G, in order: for set-up that is per
+  // type rather than per board size (zf-torch's network hooks), or a search over the types (the
+  // name parser).
   template <typename F>
   static void ForEach(F&& f) {
     (f(std::type_identity<Gs>{}), ...);
@@ -89,13 +91,6 @@ decltype(auto) VisitGame(const GameConfig& config, F&& f) {
         return std::forward<F>(f)(game);
       },
       config.start);
-}
-
-// Calls f(std::type_identity<G>{}) once for every registered game type G, for set-up that is per
-// type rather than per board size (the network hooks of zf-torch, for instance).
-template <typename F>
-void ForEachGameType(F&& f) {
-  RegisteredGames::ForEach(std::forward<F>(f));
 }
 
 }  // namespace zf::games
