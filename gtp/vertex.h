@@ -13,6 +13,10 @@
 //   othello:N   the N x N board, A..H and 1..N from the bottom (A8 on 8 x 8 is the game's own
 //               "a1", action 0: the game counts rows from the top, GTP from the bottom);
 //               "pass" when the player must pass.
+//   hex:N       HexGui's and Benzene's (MoHex's) notation, the game's own: a lower-case column
+//               letter a..m (i included) and the row counted from the TOP ("a1" is the top-left
+//               cell, action 0; "c2" = N + 2); the swap is "swap-pieces" ("swap" is accepted
+//               too). There is no pass. boardsize takes "N" or HexGui's "N N".
 //   dotsboxes   not supported: its moves are edges, not points.
 // Colours: GTP's black is player 0 (who moves first: Black, X), white is player 1.
 //
@@ -30,6 +34,7 @@
 #include "absl/strings/string_view.h"
 #include "games/connect4/connect4.h"
 #include "games/go/go.h"
+#include "games/hex/hex.h"
 #include "games/othello/othello.h"
 #include "games/tictactoe/tictactoe.h"
 
@@ -39,7 +44,11 @@ namespace zf::gtp {
 template <typename G>
 inline constexpr bool kSupportsGtp =
     std::is_same_v<G, games::Go> || std::is_same_v<G, games::TicTacToe> ||
-    std::is_same_v<G, games::ConnectFour> || std::is_same_v<G, games::Othello>;
+    std::is_same_v<G, games::ConnectFour> || std::is_same_v<G, games::Othello> ||
+    std::is_same_v<G, games::Hex>;
+
+// Hex's swap as HexGui and Benzene write it.
+inline constexpr char kHexSwapVertex[] = "swap-pieces";
 
 // Whether game type G has a pass action (G::PassAction()).
 template <typename G>
@@ -47,7 +56,7 @@ inline constexpr bool kHasPass = requires(const G& g) {
   g.PassAction();
 };
 
-// The GTP board size of the game: N for go:N and othello:N, 3 for tictactoe, 7 for connect4.
+// The GTP board size of the game: N for go:N, othello:N and hex:N, 3 for tictactoe, 7 for connect4.
 template <typename G>
 int BoardSize(const G& game) {
   static_assert(kSupportsGtp<G>);
@@ -103,6 +112,17 @@ absl::StatusOr<int> ParseVertex(const G& game, absl::string_view text) {
           absl::StrCat("invalid vertex \"", text, "\": ", game.Name(), " has no pass"));
     }
   }
+  if constexpr (std::is_same_v<G, games::Hex>) {
+    // The game's own notation, which HexGui's is; only cells and the swap, not its numbers.
+    if (absl::EqualsIgnoreCase(text, kHexSwapVertex) || absl::EqualsIgnoreCase(text, "swap")) {
+      return game.SwapAction();
+    }
+    absl::StatusOr<int> cell = game.ParseAction(text);
+    if (!cell.ok() || !absl::ascii_isalpha(text[0])) {
+      return absl::InvalidArgumentError(absl::StrCat("invalid vertex \"", text, "\""));
+    }
+    return *cell;
+  }
   const bool bare = std::is_same_v<G, games::ConnectFour>;
   absl::StatusOr<std::pair<int, int>> point = internal::ParsePoint(text, n, bare);
   if (!point.ok()) return point.status();
@@ -123,7 +143,10 @@ std::string VertexOf(const G& game, int action) {
   if constexpr (kHasPass<G>) {
     if (action == game.PassAction()) return "pass";
   }
-  if constexpr (std::is_same_v<G, games::ConnectFour>) {
+  if constexpr (std::is_same_v<G, games::Hex>) {
+    if (action == game.SwapAction()) return kHexSwapVertex;
+    return game.ActionToString(action);
+  } else if constexpr (std::is_same_v<G, games::ConnectFour>) {
     return absl::StrCat(std::string(1, internal::ColumnLetter(action)), game.Height(action) + 1);
   } else {
     return absl::StrCat(std::string(1, internal::ColumnLetter(action % n)), n - action / n);

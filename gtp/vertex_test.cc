@@ -63,5 +63,26 @@ TEST(VertexTest, ConnectFourLettersAreColumnsAndVerticesShowWhereTheDiscLands) {
   EXPECT_EQ(VertexOf(game, 6), "G1");
 }
 
+TEST(VertexTest, HexVerticesAreHexGuisRowsFromTheTopAndTheSwap) {
+  for (int n : {3, 9, 11, 13}) {
+    games::Hex game = *games::Hex::Create(n, /*swap_rule=*/true);
+    for (int action = 0; action < game.SwapAction(); ++action) {
+      const std::string vertex = VertexOf(game, action);
+      EXPECT_EQ(vertex, game.ActionToString(action));
+      EXPECT_EQ(*ParseVertex(game, vertex), action) << vertex;
+    }
+  }
+  games::Hex game = *games::Hex::Create(11, /*swap_rule=*/true);
+  EXPECT_EQ(*ParseVertex(game, "a1"), 0);     // top left
+  EXPECT_EQ(*ParseVertex(game, "I1"), 8);     // Hex keeps the letter i
+  EXPECT_EQ(*ParseVertex(game, "k11"), 120);  // bottom right
+  EXPECT_EQ(*ParseVertex(game, "swap-pieces"), game.SwapAction());
+  EXPECT_EQ(*ParseVertex(game, "SWAP"), game.SwapAction());
+  EXPECT_EQ(VertexOf(game, game.SwapAction()), "swap-pieces");
+  for (const char* bad : {"", "pass", "l1", "a0", "a12", "5", "121", "swap-sides", "a"}) {
+    EXPECT_FALSE(ParseVertex(game, bad).ok()) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace zf::gtp

@@ -50,9 +50,9 @@ absl::Status RunGtp(const std::vector<std::string>& args) {
   return games::VisitGame(config, [&](const auto& start) -> absl::Status {
     using G = std::decay_t<decltype(start)>;
     if constexpr (!gtp::kSupportsGtp<G>) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("GTP needs moves written as board vertices; ", start.Name(),
-                       " has none (GTP games: go[:N], tictactoe, connect4)"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "GTP needs moves written as board vertices; ", start.Name(),
+          " has none (GTP games: go[:N], tictactoe, connect4, othello[:N], hex[:N[:swap]])"));
     } else {
       ZF_ASSIGN_OR_RETURN(std::unique_ptr<GtpEngine<G>> engine,
                           GtpEngine<G>::Create({.start = start, .make_player = [&](const G& s) {

@@ -18,10 +18,13 @@
 //   illegal move: ...                    a vertex that is not legal now: occupied, suicide,
 //                                        superko, a full column, the game over, or a colour
 //                                        whose turn it is not (play and genmove alternate)
-//   unacceptable size                    boardsize outside 5..19 (go) or not the game's size
+//   unacceptable size                    boardsize outside 5..19 (go), 4..8 even (othello),
+//                                        3..13 (hex; HexGui's "N N" form too) or not the
+//                                        game's own size (tictactoe, connect4)
 //   cannot undo                          undo at the start
 //   engine error: ...                    the player failed (e.g. GNU Go died)
-// Game semantics: boardsize N turns go:M into go:N (same komi) and clears the board; for
+// Game semantics: boardsize N turns go:M into go:N (same komi), othello:M into othello:N and
+// hex:M into hex:N (same swap rule) and clears the board; for
 // tictactoe and connect4 only their own size (3, 7) is acceptable. komi changes go's komi (the
 // moves so far are kept); other games accept and ignore it. genmove in a finished Go game
 // answers "pass" without playing; in other finished games it fails. final_score: Go's area score
@@ -51,6 +54,7 @@
 #include "common/status_macros.h"
 #include "games/game.h"
 #include "games/go/go.h"
+#include "games/hex/hex.h"
 #include "gtp/vertex.h"
 #include "players/player_spec.h"
 
@@ -217,15 +221,25 @@ class GtpEngine {
   }
 
   absl::StatusOr<std::string> BoardSize(const std::vector<std::string>& args) {
-    ZF_RETURN_IF_ERROR(NeedArgs(args, 1, "boardsize SIZE"));
+    // HexGui sends "boardsize N N" (width and height); Hex boards here are N x N.
+    constexpr bool kHex = std::is_same_v<G, games::Hex>;
+    if (!(args.size() == 1 || (kHex && args.size() == 2))) {
+      return Error(kHex ? "syntax error: usage: boardsize SIZE [SIZE]"
+                        : "syntax error: usage: boardsize SIZE");
+    }
     int size = 0;
     if (!absl::SimpleAtoi(args[0], &size)) return Error("syntax error: boardsize SIZE");
+    if (args.size() == 2 && args[1] != args[0]) return Error("unacceptable size");
     if constexpr (std::is_same_v<G, games::Go>) {
       absl::StatusOr<games::Go> start = games::Go::Create(size, start_.Komi());
       if (!start.ok()) return Error("unacceptable size");
       ZF_RETURN_IF_ERROR(Restart(*start, {}));
     } else if constexpr (std::is_same_v<G, games::Othello>) {
       absl::StatusOr<games::Othello> start = games::Othello::Create(size);
+      if (!start.ok()) return Error("unacceptable size");
+      ZF_RETURN_IF_ERROR(Restart(*start, {}));
+    } else if constexpr (kHex) {
+      absl::StatusOr<games::Hex> start = games::Hex::Create(size, start_.SwapRule());
       if (!start.ok()) return Error("unacceptable size");
       ZF_RETURN_IF_ERROR(Restart(*start, {}));
     } else {

@@ -240,6 +240,30 @@ TEST(GtpEngineTest, OthelloPointsCountRowsFromTheBottom) {
   EXPECT_EQ(gtp("final_score"), "? cannot score: the game is not over\n\n");
 }
 
+TEST(GtpEngineTest, HexSpeaksHexGuisNotationWithTheSwap) {
+  GtpEngineFixture<games::Hex> gtp{*games::Hex::Create(5, /*swap_rule=*/true)};
+  EXPECT_EQ(gtp("boardsize 7 7"), "=\n\n");  // HexGui's form
+  EXPECT_EQ(gtp.engine().position().Name(), "hex:7:swap");
+  EXPECT_EQ(gtp("boardsize 7 6"), "? unacceptable size\n\n");
+  EXPECT_EQ(gtp("boardsize 14"), "? unacceptable size\n\n");
+  EXPECT_EQ(gtp("boardsize 3"), "=\n\n");
+  EXPECT_THAT(gtp("play b pass"), HasSubstr("has no pass"));
+  EXPECT_EQ(gtp("play w swap-pieces"), "? illegal move: it is black's turn\n\n");
+  EXPECT_EQ(gtp("play b swap-pieces"), "? illegal move\n\n");  // only White's first move
+  EXPECT_EQ(gtp("play b c1"), "=\n\n");                        // the top row, column c: action 2
+  EXPECT_EQ(gtp.engine().position().CellOwner(2), 0);
+  EXPECT_EQ(gtp("play w swap-pieces"), "=\n\n");  // the stone moves to its mirror, a3
+  EXPECT_EQ(gtp.engine().position().CellOwner(2), -1);
+  EXPECT_EQ(gtp.engine().position().CellOwner(6), 1);
+  EXPECT_EQ(gtp("undo"), "=\n\n");
+  gtp.script.push_back(gtp.engine().position().SwapAction());
+  EXPECT_EQ(gtp("genmove w"), "= swap-pieces\n\n");
+  EXPECT_EQ(gtp("final_score"), "? cannot score: the game is not over\n\n");
+  for (const char* move : {"play b b1", "play w b2", "play b b3"}) ASSERT_EQ(gtp(move), "=\n\n");
+  EXPECT_EQ(gtp("genmove w"), "= a1\n\n");
+  EXPECT_EQ(gtp("genmove b"), "= c1\n\n");
+}
+
 TEST(GtpEngineTest, CreateNeedsAPlayerFactory) {
   EXPECT_EQ(GtpEngine<games::Go>::Create({.start = games::Go()}).status().code(),
             absl::StatusCode::kInvalidArgument);
