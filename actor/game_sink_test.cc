@@ -6,6 +6,7 @@
 #include <fstream>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "actor/record_proto.h"
@@ -58,6 +59,10 @@ TEST(RecordProtoTest, SelfPlayGamesPassTheReplayValidator) {
     EXPECT_OK(replay::ValidateGameRecord(proto, replay::TableOptions{}));
     EXPECT_EQ(proto.num_positions(), record.NumPositions());
     EXPECT_EQ(proto.game(), "connect4");
+    // The moves and the search's values travel, for replays and SGF export.
+    EXPECT_EQ(std::vector<int32_t>(proto.actions().begin(), proto.actions().end()), record.actions);
+    EXPECT_EQ(std::vector<float>(proto.root_values().begin(), proto.root_values().end()),
+              record.root_values);
     EXPECT_THAT(proto.model_versions(), ::testing::ElementsAre(1, 2));
     // Connect Four has the mirror besides the identity; the identity is left out.
     EXPECT_EQ(proto.symmetries_size(),

@@ -66,6 +66,12 @@ absl::StatusOr<zerofleet::v1::GameRecord> ToProto(const search::GameRecord& reco
   out.set_resigned(record.resigned);
   out.set_truncated(record.truncated);
   out.set_reanalysis(record.reanalysis);
+  if (record.actions.size() == static_cast<size_t>(n)) {
+    out.mutable_actions()->Assign(record.actions.begin(), record.actions.end());
+  }
+  if (record.root_values.size() == static_cast<size_t>(n)) {
+    out.mutable_root_values()->Assign(record.root_values.begin(), record.root_values.end());
+  }
   if (record.final_score.has_value()) {
     out.set_final_ownership(reinterpret_cast<const char*>(record.final_ownership.data()),
                             record.final_ownership.size());

@@ -57,6 +57,12 @@ ABSL_FLAG(double, score_utility, -1,
 ABSL_FLAG(int, opening_moves, -1,
           "evaluator, match: random plies that open each game, 0..100 (-1: per game, 1 for "
           "tictactoe, 2 else); match plays each opening twice, colours swapped");
+ABSL_FLAG(std::string, sgf, "",
+          "analyze, position: an SGF file of a Go game to read the position from (see --move); "
+          "match, games export: a directory to write each Go game into as SGF");
+ABSL_FLAG(int, move, -1,
+          "analyze, position with --sgf: the position after this many moves of the file's "
+          "game (-1: after its last move)");
 ABSL_FLAG(std::string, out, "",
           "checkpoint new: the file to write (atomically); actor: the directory to write games "
           "into");

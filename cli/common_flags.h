@@ -31,6 +31,8 @@ ABSL_DECLARE_FLAG(int, gumbel_considered_actions);
 ABSL_DECLARE_FLAG(double, score_utility);
 ABSL_DECLARE_FLAG(int, opening_moves);
 ABSL_DECLARE_FLAG(std::string, out);
+ABSL_DECLARE_FLAG(std::string, sgf);
+ABSL_DECLARE_FLAG(int, move);
 ABSL_DECLARE_FLAG(std::string, checkpoint);
 ABSL_DECLARE_FLAG(int, workers);
 ABSL_DECLARE_FLAG(std::string, replay);

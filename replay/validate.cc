@@ -167,6 +167,30 @@ absl::Status ValidateGameRecord(const GameRecord& record, const TableOptions& op
                     absl::StrCat("model version ", v, " is negative"));
     }
   }
+  if (record.actions_size() != 0 && record.actions_size() != n) {
+    return Reject(
+        RejectReason::kBadSize, reason,
+        absl::StrCat("actions has ", record.actions_size(), " entries; expected 0 or ", n));
+  }
+  for (int i = 0; i < record.actions_size(); ++i) {
+    if (record.actions(i) < 0 || record.actions(i) >= record.num_actions()) {
+      return Reject(RejectReason::kBadValue, reason,
+                    absl::StrCat("actions[", i, "] = ", record.actions(i), " is outside [0, ",
+                                 record.num_actions(), ")"));
+    }
+  }
+  if (record.root_values_size() != 0 && record.root_values_size() != n) {
+    return Reject(
+        RejectReason::kBadSize, reason,
+        absl::StrCat("root_values has ", record.root_values_size(), " entries; expected 0 or ", n));
+  }
+  for (int i = 0; i < record.root_values_size(); ++i) {
+    const float v = record.root_values(i);
+    if (!std::isfinite(v) || v < -1.0f || v > 1.0f) {
+      return Reject(RejectReason::kBadValue, reason,
+                    absl::StrCat("root_values[", i, "] = ", v, " is outside [-1, 1]"));
+    }
+  }
   if (!record.final_ownership().empty() || record.has_final_score()) {
     auto bad = [&](absl::string_view what) {
       return Reject(RejectReason::kBadOwnership, reason, what);

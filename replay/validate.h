@@ -20,10 +20,12 @@ enum class RejectReason {
   kBadId,         // "bad_id": empty or longer than max_id_bytes
   kBadShape,      // "bad_shape": non-positive or too large C/H/W/A, or not the table's game/shape
   kTooLong,       // "too_long": no positions, or more than max_positions_per_game
-  kBadSize,       // "bad_size": a tensor's byte size does not match its shape
+  kBadSize,       // "bad_size": a tensor's byte size does not match its shape; actions or
+                  // root_values neither empty nor n entries
   kBadPolicy,     // "bad_policy": negative entry, or a full-search row not summing to 1
   kNan,           // "nan": NaN or infinity in policy or returns
-  kBadValue,      // "bad_value": returns not 2 values in [-1, 1]
+  kBadValue,      // "bad_value": returns not 2 values in [-1, 1]; an action outside [0, A);
+                  // a root value outside [-1, 1]
   kBadPlayer,     // "bad_player": to_play not 0 or 1
   kBadFlag,       // "bad_flag": full_search not 0 or 1
   kBadSymmetry,   // "bad_symmetry": a map of the wrong size or not a permutation; too many

@@ -56,6 +56,23 @@ TEST(ValidateTest, RejectsEachKindOfBadRecordWithItsReason) {
        RejectReason::kBadSize},
       {"short to_play", [](GameRecord& r) { r.mutable_to_play()->pop_back(); },
        RejectReason::kBadSize},
+      {"one action of three", [](GameRecord& r) { r.add_actions(0); }, RejectReason::kBadSize},
+      {"an action past A",
+       [](GameRecord& r) {
+         for (int i = 0; i < r.num_positions(); ++i) r.add_actions(r.num_actions());
+       },
+       RejectReason::kBadValue},
+      {"two root values of three",
+       [](GameRecord& r) {
+         r.add_root_values(0.5f);
+         r.add_root_values(0.5f);
+       },
+       RejectReason::kBadSize},
+      {"a root value of 1.5",
+       [](GameRecord& r) {
+         for (int i = 0; i < r.num_positions(); ++i) r.add_root_values(i == 1 ? 1.5f : 0.0f);
+       },
+       RejectReason::kBadValue},
       {"nan policy",
        [nan](GameRecord& r) {
          r.set_policy(PackFloats({nan, 1, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0}));
@@ -154,6 +171,15 @@ TEST(ValidateTest, AcceptsOwnershipAndScore) {
   GameRecord r = MakeRecord("a", 3);
   r.set_final_ownership(std::string("\1\xff\0\1", 4));
   r.set_final_score(16.0f);
+  EXPECT_OK(ValidateGameRecord(r, Options()));
+}
+
+TEST(ValidateTest, AcceptsTheMovesAndTheSearchValues) {
+  GameRecord r = MakeRecord("a", 3);
+  for (int i = 0; i < 3; ++i) {
+    r.add_actions(i);
+    r.add_root_values(-1.0f + i);
+  }
   EXPECT_OK(ValidateGameRecord(r, Options()));
 }
 

@@ -13,14 +13,18 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -30,6 +34,7 @@
 #include "actor/game_sink.h"
 #include "cli/common_flags.h"
 #include "cli/network_runtime.h"
+#include "cli/sgf_files.h"
 #include "common/host_info.h"
 #include "common/json.h"
 #include "common/logging.h"
@@ -38,6 +43,8 @@
 #include "common/status_macros.h"
 #include "games/registry.h"
 #include "replay/client/sharded_writer.h"
+#include "replay/log.h"
+#include "sgf/record_sgf.h"
 
 ABSL_DECLARE_FLAG(int, games);
 
@@ -289,9 +296,120 @@ std::vector<std::pair<int, float>> TopMoves(const float* row, int actions, int k
   return moves;
 }
 
+// Hands every game record under `path` to `visit`: a .zfgames file, or a directory searched
+// (recursively) for .zfgames files and replay logs (directories of segment-*.zlog files, as
+// zf run and zf replay keep them). Records of a log that do not parse are counted in *unreadable.
+absl::Status ForEachStoredGame(
+    const std::string& path,
+    const std::function<absl::Status(const zerofleet::v1::GameRecord&)>& visit,
+    int64_t* unreadable) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (!fs::exists(path, error))
+    return absl::NotFoundError(absl::StrCat(path, ": no such file or directory"));
+  if (!fs::is_directory(path, error)) {
+    ZF_ASSIGN_OR_RETURN(actor::GameFile file, actor::ReadGameFile(path));
+    for (const zerofleet::v1::GameRecord& game : file.games) ZF_RETURN_IF_ERROR(visit(game));
+    return absl::OkStatus();
+  }
+  std::vector<std::string> files, logs;
+  for (fs::recursive_directory_iterator it(path, error), end; !error && it != end;
+       it.increment(error)) {
+    const fs::path& p = it->path();
+    if (it->is_regular_file() && p.extension() == ".zfgames") files.push_back(p.string());
+    if (it->is_regular_file() && p.extension() == ".zlog" &&
+        absl::StartsWith(p.filename().string(), "segment-")) {
+      const std::string dir = p.parent_path().string();
+      if (std::find(logs.begin(), logs.end(), dir) == logs.end()) logs.push_back(dir);
+    }
+  }
+  if (error) return absl::InternalError(absl::StrCat(path, ": ", error.message()));
+  std::sort(files.begin(), files.end());
+  std::sort(logs.begin(), logs.end());
+  for (const std::string& file : files)
+    ZF_RETURN_IF_ERROR(ForEachStoredGame(file, visit, unreadable));
+  for (const std::string& dir : logs) {
+    ZF_RETURN_IF_ERROR(
+        replay::Log::Read(dir, replay::LogOptions().max_record_bytes,
+                          [&](replay::SegmentId, absl::string_view payload) {
+                            zerofleet::v1::GameRecord record;
+                            if (!record.ParseFromArray(payload.data(),
+                                                       static_cast<int>(payload.size()))) {
+                              ++*unreadable;
+                              return absl::OkStatus();
+                            }
+                            return visit(record);
+                          })
+            .status());
+  }
+  return absl::OkStatus();
+}
+
+// A game id as a file name: characters other than letters, digits, '.', '-' and '_' become '_'.
+std::string FileNameOf(const std::string& id) {
+  std::string out = id;
+  for (char& c : out) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
+  }
+  return out.empty() ? std::string("game") : out;
+}
+
+// `zf games export --sgf DIR PATH...`.
+absl::Status ExportGames(const std::vector<std::string>& paths) {
+  const std::string dir = absl::GetFlag(FLAGS_sgf);
+  if (dir.empty() || paths.empty()) {
+    return absl::InvalidArgumentError(
+        "usage: zf games export --sgf DIR PATH... (PATH: a .zfgames "
+        "file or a directory of them or of replay logs)");
+  }
+  ZF_RETURN_IF_ERROR(MakeSgfDir(dir));
+  int64_t exported = 0, not_go = 0, no_moves = 0, bad = 0, unreadable = 0;
+  absl::flat_hash_map<std::string, int> names;
+  std::string first_problem;
+  for (const std::string& path : paths) {
+    ZF_RETURN_IF_ERROR(ForEachStoredGame(
+        path,
+        [&](const zerofleet::v1::GameRecord& record) -> absl::Status {
+          absl::StatusOr<sgf::GoGameRecord> game = sgf::GoGameFromRecord(record);
+          if (!game.ok()) {
+            const bool is_go = absl::StartsWith(record.game(), "go");
+            ++(game.status().code() != absl::StatusCode::kFailedPrecondition ? bad
+               : is_go                                                       ? no_moves
+                                                                             : not_go);
+            if (first_problem.empty()) first_problem = std::string(game.status().message());
+            return absl::OkStatus();
+          }
+          std::string name = FileNameOf(record.game_id());
+          if (const int copies = names[name]++; copies > 0) absl::StrAppend(&name, "-", copies);
+          ZF_RETURN_IF_ERROR(WriteSgfFile(dir, name + ".sgf", sgf::WriteGoGame(*game)));
+          ++exported;
+          return absl::OkStatus();
+        },
+        &unreadable));
+  }
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << "{\"exported\": " << exported << ", \"dir\": " << JsonString(dir)
+              << ", \"not_go\": " << not_go << ", \"without_moves\": " << no_moves
+              << ", \"not_replayable\": " << bad << ", \"unreadable\": " << unreadable << "}\n";
+  } else {
+    std::cout << absl::StrFormat(
+        "exported %d Go games to %s as SGF; left out: %d not Go, %d without moves (written "
+        "before 2026-12-06), %d whose moves do not replay, %d unreadable log records\n",
+        exported, dir, not_go, no_moves, bad, unreadable);
+  }
+  if (exported == 0 && !first_problem.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat("no game exported: ", first_problem));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status RunGames(const std::vector<std::string>& args) {
+  if (!args.empty() && args[0] == "export") {
+    return ExportGames(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
   if (args.size() != 2 || args[0] != "dump") {
-    return absl::InvalidArgumentError("usage: zf games dump FILE [--json]");
+    return absl::InvalidArgumentError(
+        "usage: zf games dump FILE [--json] | zf games export --sgf DIR PATH... [--json]");
   }
   ZF_ASSIGN_OR_RETURN(actor::GameFile file, actor::ReadGameFile(args[1]));
   const bool json = absl::GetFlag(FLAGS_json);
@@ -391,9 +509,10 @@ std::vector<Command> ActorCommands() {
                                      "requests_in_flight"})),
        RunActor, [](const std::vector<std::string>&) { return absl::GetFlag(FLAGS_local); }},
       {"games",
-       "'dump FILE': print every game record of a .zfgames file",
-       "zf games dump FILE [--json]",
-       {"json"},
+       "'dump FILE': print every game record of a .zfgames file; 'export --sgf DIR PATH...': "
+       "write the Go games in .zfgames files and replay logs under PATH as SGF files",
+       "zf games dump FILE [--json] | zf games export --sgf DIR PATH... [--json]",
+       {"json", "sgf"},
        RunGames},
   };
 }

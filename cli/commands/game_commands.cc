@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "cli/common_flags.h"
 #include "cli/move_list.h"
+#include "cli/sgf_files.h"
 #include "common/json.h"
 #include "common/status_macros.h"
 #include "games/game.h"
@@ -70,9 +71,7 @@ absl::Status RunPerft(const std::vector<std::string>& args) {
 
 absl::Status RunPosition(const std::vector<std::string>& args) {
   ZF_RETURN_IF_ERROR(NoPositional(args));
-  ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
-  return games::VisitGame(config, [&](auto game) -> absl::Status {
-    ZF_RETURN_IF_ERROR(ApplyMoveList(game, absl::GetFlag(FLAGS_moves)));
+  const auto print = [&](const auto& game) -> absl::Status {
     std::vector<int> legal;
     if (!game.IsTerminal()) game.LegalActions(&legal);
     if (absl::GetFlag(FLAGS_json)) {
@@ -101,6 +100,23 @@ absl::Status RunPosition(const std::vector<std::string>& args) {
                 << "\n";
     }
     return absl::OkStatus();
+  };
+  const std::string sgf_path = absl::GetFlag(FLAGS_sgf);
+  if (!sgf_path.empty()) {
+    if (!absl::GetFlag(FLAGS_moves).empty()) {
+      return absl::InvalidArgumentError("--sgf and --moves both name a position: give one");
+    }
+    ZF_ASSIGN_OR_RETURN(SgfPosition position, ReadSgfPosition(sgf_path, absl::GetFlag(FLAGS_move)));
+    if (!absl::GetFlag(FLAGS_json)) {
+      std::cout << position.position.Name() << " after " << position.moves_played << " of "
+                << position.game.moves.size() << " moves of " << sgf_path << "\n";
+    }
+    return print(position.position);
+  }
+  ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
+  return games::VisitGame(config, [&](auto game) -> absl::Status {
+    ZF_RETURN_IF_ERROR(ApplyMoveList(game, absl::GetFlag(FLAGS_moves)));
+    return print(game);
   });
 }
 
@@ -154,8 +170,8 @@ std::vector<Command> GameCommands() {
        RunPerft},
       {"position",
        "apply moves from the start and print the position, its result and legal moves",
-       "zf position --game G --moves a,b,c [--json]",
-       {"game", "moves", "json"},
+       "zf position (--game G --moves a,b,c | --sgf FILE [--move N]) [--json]",
+       {"game", "moves", "sgf", "move", "json"},
        RunPosition},
       {"random",
        "play one game of uniformly random moves, printing every position",

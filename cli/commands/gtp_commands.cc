@@ -17,6 +17,7 @@
 #include "cli/common_flags.h"
 #include "cli/gtp/gtp_engine.h"
 #include "cli/move_list.h"
+#include "cli/sgf_files.h"
 #include "common/json.h"
 #include "common/status_macros.h"
 #include "games/registry.h"
@@ -76,17 +77,16 @@ absl::Status RunGtp(const std::vector<std::string>& args) {
 
 absl::Status RunAnalyze(const std::vector<std::string>& args) {
   ZF_RETURN_IF_ERROR(NoArgs(args));
-  ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
   const std::string spec = absl::GetFlag(FLAGS_player);
   const std::string moves = absl::GetFlag(FLAGS_moves);
   const uint64_t seed = SeedFromFlag();
   const bool json = absl::GetFlag(FLAGS_json);
-  return games::VisitGame(config, [&](const auto& start) -> absl::Status {
+  const auto analyze = [&](const auto& start, const auto& game, int moves_played,
+                           absl::string_view source) -> absl::Status {
     using G = std::decay_t<decltype(start)>;
-    G game = start;
-    ZF_RETURN_IF_ERROR(ApplyMoveList(game, moves));
     if (game.IsTerminal()) {
-      return absl::InvalidArgumentError("the game is over after --moves: nothing to analyze");
+      return absl::InvalidArgumentError(
+          absl::StrCat("the game is over after ", source, ": nothing to analyze"));
     }
     ZF_ASSIGN_OR_RETURN(std::unique_ptr<players::Player<G>> player,
                         players::MakePlayer<G>(spec, start, seed));
@@ -114,10 +114,8 @@ absl::Status RunAnalyze(const std::vector<std::string>& args) {
       return absl::OkStatus();
     }
     std::cout << game.ToString() << "\n";
-    std::cout << absl::StrFormat(
-        "%s after %d moves, player %d to move: %s plays %s\n", start.Name(),
-        moves.empty() ? 0 : std::count(moves.begin(), moves.end(), ',') + 1, game.ToPlay(), spec,
-        move);
+    std::cout << absl::StrFormat("%s after %d moves, player %d to move: %s plays %s\n",
+                                 start.Name(), moves_played, game.ToPlay(), spec, move);
     if (!report) {
       std::cout << "(" << spec << " does not search: no statistics)\n";
       return absl::OkStatus();
@@ -138,6 +136,21 @@ absl::Status RunAnalyze(const std::vector<std::string>& args) {
                                    c.visits, c.value, c.prior);
     }
     return absl::OkStatus();
+  };
+  const std::string sgf_path = absl::GetFlag(FLAGS_sgf);
+  if (!sgf_path.empty()) {
+    if (!moves.empty()) {
+      return absl::InvalidArgumentError("--sgf and --moves both name a position: give one");
+    }
+    ZF_ASSIGN_OR_RETURN(SgfPosition position, ReadSgfPosition(sgf_path, absl::GetFlag(FLAGS_move)));
+    return analyze(position.game.start, position.position, position.moves_played, "--sgf/--move");
+  }
+  ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
+  return games::VisitGame(config, [&](const auto& start) -> absl::Status {
+    auto game = start;
+    ZF_RETURN_IF_ERROR(ApplyMoveList(game, moves));
+    const int played = moves.empty() ? 0 : std::count(moves.begin(), moves.end(), ',') + 1;
+    return analyze(start, game, played, "--moves");
   });
 }
 
@@ -157,8 +170,9 @@ std::vector<Command> GtpCommands() {
        PlayerRunsNetwork},
       {"analyze",
        "what a player would play in a position, with its search statistics",
-       "zf analyze --game G [--moves a,b,c] --player SPEC [--json] [--seed S]",
-       {"game", "moves", "player", "json", "seed"},
+       "zf analyze (--game G [--moves a,b,c] | --sgf FILE [--move N]) --player SPEC [--json] "
+       "[--seed S]",
+       {"game", "moves", "sgf", "move", "player", "json", "seed"},
        RunAnalyze,
        PlayerRunsNetwork},
   };

@@ -23,6 +23,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "cli/common_flags.h"
+#include "cli/sgf_files.h"
 #include "common/json.h"
 #include "common/status_macros.h"
 #include "evaluator/accuracy.h"
@@ -79,6 +80,26 @@ std::string ResultText(games::Returns r, int player) {
   return r[player] > 0 ? "win" : r[player] < 0 ? "loss" : "draw";
 }
 
+// The search behind a move just chosen, for an SGF comment: "value +0.12 for Black, 400 visits;
+// top: D4 250, C3 100, E5 30"; "" for players that do not search.
+template <games::Game G>
+std::string SearchComment(const G& game, const players::Player<G>& player) {
+  const std::optional<players::SearchReport> report = player.LastSearch();
+  if (!report) return "";
+  std::vector<search::ChildStats> children = report->children;
+  std::sort(children.begin(), children.end(), [](const auto& a, const auto& b) {
+    return a.visits != b.visits ? a.visits > b.visits : a.action < b.action;
+  });
+  std::string out = absl::StrFormat("value %+.3f for %s, %d visits; top:", report->value,
+                                    game.ToPlay() == 0 ? "Black" : "White", report->root_visits);
+  for (size_t i = 0; i < children.size() && i < 3 && children[i].visits > 0; ++i) {
+    absl::StrAppendFormat(&out, "%s %s %d (%+.2f)", i == 0 ? "" : ",",
+                          game.ActionToString(children[i].action), children[i].visits,
+                          children[i].value);
+  }
+  return out;
+}
+
 absl::Status RunMatch(const std::vector<std::string>& args) {
   ZF_RETURN_IF_ERROR(NoArgs(args));
   ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
@@ -96,6 +117,14 @@ absl::Status RunMatch(const std::vector<std::string>& args) {
   ZF_ASSIGN_OR_RETURN(const int opening_plies,
                       OpeningMovesFromFlag(players::DefaultOpeningMoves(config.name)));
   const bool json = absl::GetFlag(FLAGS_json), verbose = absl::GetFlag(FLAGS_verbose);
+  const std::string sgf_dir = absl::GetFlag(FLAGS_sgf);
+  if (!sgf_dir.empty()) {
+    if (!config.Is<games::Go>()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--sgf writes Go games; ", config.name, " is not Go"));
+    }
+    ZF_RETURN_IF_ERROR(MakeSgfDir(sgf_dir));
+  }
   return games::VisitGame(config, [&](const auto& start) -> absl::Status {
     using G = std::decay_t<decltype(start)>;
     ZF_ASSIGN_OR_RETURN(std::unique_ptr<players::Player<G>> p1,
@@ -111,6 +140,8 @@ absl::Status RunMatch(const std::vector<std::string>& args) {
                                       p1_seat == 0 ? p2.get() : p1.get()};
       G game = start;
       std::vector<std::string> moves;
+      std::vector<int> actions;           // for --sgf
+      std::vector<std::string> comments;  // for --sgf: each move's search
       // Games 2k and 2k+1 open with the same random plies, colours swapped: deterministic players
       // still play varied games, and no opening favours either player.
       std::mt19937_64 opening_rng(seed ^
@@ -121,6 +152,8 @@ absl::Status RunMatch(const std::vector<std::string>& args) {
         players::PlayRandomOpening(game, opening_plies, opening_rng, &opening);
         for (int action : opening) {
           moves.push_back(before.ActionToString(action));
+          actions.push_back(action);
+          comments.push_back("random opening move");
           before.Apply(action);
         }
       }
@@ -140,6 +173,8 @@ absl::Status RunMatch(const std::vector<std::string>& args) {
           return absl::InternalError(absl::StrCat("player chose illegal action ", action));
         }
         moves.push_back(game.ActionToString(action));
+        actions.push_back(action);
+        if (!sgf_dir.empty()) comments.push_back(SearchComment(game, *seats[game.ToPlay()]));
         const int mover = game.ToPlay();
         if (verbose && !json) {
           std::cout << "move " << moves.size() << ": " << (mover == p1_seat ? "p1 " : "p2 ")
@@ -163,6 +198,23 @@ absl::Status RunMatch(const std::vector<std::string>& args) {
         ++losses;
       else
         ++draws;
+      if constexpr (std::is_same_v<G, games::Go>) {
+        if (!sgf_dir.empty()) {
+          const std::string p1_name = absl::StrCat("p1 ", p1_spec),
+                            p2_name = absl::StrCat("p2 ", p2_spec);
+          sgf::GoGameRecord record{
+              .start = start,
+              .moves = actions,
+              .comments = comments,
+              .black = p1_seat == 0 ? p1_name : p2_name,
+              .white = p1_seat == 0 ? p2_name : p1_name,
+              .result = sgf::GoResult(game, resigned >= 0, resigned, false),
+              .date = absl::FormatTime("%Y-%m-%d", absl::Now(), absl::UTCTimeZone()),
+              .name = absl::StrCat("zf match game ", i + 1, " of ", num_games)};
+          ZF_RETURN_IF_ERROR(WriteSgfFile(sgf_dir, absl::StrFormat("match-%06d.sgf", i + 1),
+                                          sgf::WriteGoGame(record)));
+        }
+      }
       if (!json) {
         std::cout << absl::StrFormat("game %d: p1 plays %s, %s for p1 in %d moves", i + 1,
                                      p1_seat == 0 ? "first" : "second", ResultText(r, p1_seat),
@@ -338,9 +390,9 @@ std::vector<Command> PlayerCommands() {
   return {
       {"match",
        "play N games between two players, colours alternating; prints p1's wins/draws/losses",
-       "zf match --game G --p1 SPEC --p2 SPEC --games N [--opening_moves N] [--json] [--seed S] "
-       "[--verbose]",
-       {"game", "p1", "p2", "games", "opening_moves", "json", "seed", "verbose"},
+       "zf match --game G --p1 SPEC --p2 SPEC --games N [--opening_moves N] [--sgf DIR (go)] "
+       "[--json] [--seed S] [--verbose]",
+       {"game", "p1", "p2", "games", "opening_moves", "sgf", "json", "seed", "verbose"},
        RunMatch,
        [](const std::vector<std::string>&) {
          return players::IsNetworkPlayerSpec(absl::GetFlag(FLAGS_p1)) ||

@@ -1,0 +1,74 @@
+// SGF files for the commands: reading the position --sgf FILE [--move N] names, and writing
+// games into an --sgf DIR (sgf/go_sgf.h holds the format).
+//
+// Thread-compatibility: free functions; thread-safe (each call touches its own file).
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "sgf/go_sgf.h"
+
+namespace zf::cli {
+
+// The Go game of an SGF file and the position after `move` of its moves (-1: all).
+struct SgfPosition {
+  sgf::GoGameRecord game;
+  games::Go position;
+  int moves_played = 0;
+};
+
+// Returns: the position; NotFound for a file that cannot be read; InvalidArgument for bad SGF
+// or a --move past the end, each message starting with the file's name.
+inline absl::StatusOr<SgfPosition> ReadSgfPosition(const std::string& path, int move) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot be read"));
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<sgf::GoGameRecord> game = sgf::ReadGoGame(text.str());
+  if (!game.ok())
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", game.status().message()));
+  if (move < -1) return absl::InvalidArgumentError(absl::StrCat("--move ", move, " is negative"));
+  absl::StatusOr<games::Go> position = sgf::GoPositionAfter(*game, move);
+  if (!position.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": --", position.status().message()));
+  }
+  const int played = move < 0 ? static_cast<int>(game->moves.size()) : move;
+  return SgfPosition{std::move(*game), *position, played};
+}
+
+// Makes `dir` (and its parents) if needed. Returns: OK; InvalidArgument naming it otherwise.
+inline absl::Status MakeSgfDir(const std::string& dir) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error || !std::filesystem::is_directory(dir)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--sgf ", dir, ": cannot make the directory: ", error.message()));
+  }
+  return absl::OkStatus();
+}
+
+// Writes `text` to DIR/NAME through a temporary file renamed over it (a reader never sees half
+// a game). Returns: OK; Internal naming the file on an I/O error.
+inline absl::Status WriteSgfFile(const std::string& dir, const std::string& name,
+                                 const std::string& text) {
+  const std::string path = (std::filesystem::path(dir) / name).string();
+  const std::string temp = path + ".tmp";
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) return absl::InternalError(absl::StrCat(temp, ": write failed"));
+  }
+  std::error_code error;
+  std::filesystem::rename(temp, path, error);
+  if (error) return absl::InternalError(absl::StrCat(path, ": ", error.message()));
+  return absl::OkStatus();
+}
+
+}  // namespace zf::cli
