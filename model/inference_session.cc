@@ -308,6 +308,36 @@ absl::Status InferenceSession::Run(std::span<const uint8_t> planes, int batch,
   });
 }
 
+absl::Status InferenceSession::RunOwnership(std::span<const uint8_t> planes, int batch,
+                                            std::span<float> ownership) const {
+  if (batch < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("batch must be >= 0, got ", batch));
+  }
+  if (!shape_.aux_heads) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ownership asked of network ", shape_.DebugString(), ", which has no ownership head"));
+  }
+  const int64_t n = batch;
+  const int64_t cells = int64_t{shape_.board_height} * shape_.board_width;
+  ZF_RETURN_IF_ERROR(CheckSpan("planes", planes.size(), n * shape_.PlaneSize()));
+  ZF_RETURN_IF_ERROR(CheckSpan("ownership", ownership.size(), n * cells));
+  if (batch == 0) return absl::OkStatus();
+  // The float32 weights on the CPU serve it on every device (on CUDA they stay there for Save).
+  return internal::TorchCall(absl::StatusCode::kInternal, "ownership forward pass", [&] {
+    ApplyThreadSettingToThisThread();
+    c10::InferenceMode inference_mode;
+    const std::vector<int64_t> sizes = {n, shape_.input_channels, shape_.board_height,
+                                        shape_.board_width};
+    at::Tensor input = at::from_blob(const_cast<uint8_t*>(planes.data()), sizes,
+                                     at::TensorOptions().dtype(at::kByte));
+    const bool on_cpu = impl_->device.is_cpu();
+    const at::Tensor x = internal::PlanesToInput(input, /*channels_last=*/on_cpu);
+    internal::NetworkOutput out = internal::ForwardWithAux(*impl_->net, x);
+    at::from_blob(ownership.data(), {n, cells}, at::TensorOptions().dtype(at::kFloat))
+        .copy_(out.ownership_logits.tanh().reshape({n, cells}));
+  });
+}
+
 absl::StatusOr<CheckpointManifest> InferenceSession::Save(const std::string& path,
                                                           const SaveOptions& options) const {
   Checkpoint checkpoint;

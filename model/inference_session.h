@@ -152,6 +152,15 @@ class InferenceSession {
   // learner writes its own, with the optimizer state. Blocks on disk I/O.
   // Returns the manifest written, or: InvalidArgument if the game is empty or a field is out of
   // range; the errors of WriteCheckpoint; Internal if serialization fails.
+  // The ownership head's prediction for `batch` positions: ownership[i * H * W + cell] in
+  // (-1, 1), +1 the player to move owns the cell at the end (row-major, row 0 the top). For
+  // analysis (GTP kata-analyze), one position at a time: it runs on the CPU copy of the weights
+  // whatever the device. Needs a network with aux_heads.
+  // Returns: OK; InvalidArgument for a network without the head or spans of the wrong size;
+  // Internal for a LibTorch error.
+  absl::Status RunOwnership(std::span<const uint8_t> planes, int batch,
+                            std::span<float> ownership) const;
+
   absl::StatusOr<CheckpointManifest> Save(const std::string& path,
                                           const SaveOptions& options) const;
 

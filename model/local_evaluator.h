@@ -73,6 +73,23 @@ class LocalEvaluator final : public search::Evaluator<G> {
     return Run(positions, policies, values, scores);
   }
 
+  // See search::Evaluator: the ownership head's prediction, from a network with aux_heads.
+  absl::StatusOr<std::vector<float>> Ownership(const G& position) override {
+    if (!session_->shape().aux_heads) {
+      return search::Evaluator<G>::Ownership(position);
+    }
+    if (position.Shape() != plane_shape_ || position.IsTerminal()) {
+      return absl::InvalidArgumentError(absl::StrCat("ownership of ", position.Name(),
+                                                     " (terminal: ", position.IsTerminal(),
+                                                     "); the evaluator's network fits ", name_));
+    }
+    std::vector<uint8_t> planes(static_cast<size_t>(session_->shape().PlaneSize()));
+    position.Encode(planes.data());
+    std::vector<float> ownership(static_cast<size_t>(plane_shape_.height) * plane_shape_.width);
+    ZF_RETURN_IF_ERROR(session_->RunOwnership(planes, 1, ownership));
+    return ownership;
+  }
+
   const InferenceSession& session() const { return *session_; }
 
  private:

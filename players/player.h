@@ -6,8 +6,10 @@
 // Thread-compatible: one player per thread.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <random>
@@ -68,6 +70,28 @@ struct SearchReport {
   std::vector<search::ChildStats> children;  // legal actions, increasing
 };
 
+// One candidate move of a live analysis (GTP lz-analyze, kata-analyze: cli/gtp/gtp_engine.h).
+struct AnalysisMove {
+  int action = -1;
+  int visits = 0;
+  float winrate = 0.5f;  // the move's mean value as a win probability for the player to move
+  float prior = 0.0f;
+  float lcb = 0.0f;  // a one-sided 95% lower bound of winrate (1.645 standard errors), in [0, 1]
+  float score_lead = std::numeric_limits<float>::quiet_NaN();  // points, the player to move's
+  std::vector<int> pv;  // the principal variation, starting with `action`
+};
+
+// A live analysis as it stands: the root and its visited moves, most visited first.
+struct Analysis {
+  int visits = 0;
+  float winrate = 0.5f;
+  float score_lead = std::numeric_limits<float>::quiet_NaN();
+  std::vector<AnalysisMove> moves;
+  // BeginAnalysis(..., ownership = true) with an evaluator that has it: H * W values in [-1, 1],
+  // row-major from the top left, +1 the player to move's. Else empty.
+  std::vector<float> ownership;
+};
+
 template <games::Game G>
 class Player {
  public:
@@ -80,6 +104,30 @@ class Player {
   virtual std::string Thinking(const G& game) const { return ""; }
   // The last ChooseAction's search statistics; nullopt for players that do not search.
   virtual std::optional<SearchReport> LastSearch() const { return std::nullopt; }
+
+  // Live analysis, for players that search (the MCTS players): BeginAnalysis starts a fresh
+  // search of `game` (not terminal), ContinueAnalysis adds `simulations` more (stopping at
+  // `max_visits` root visits), AnalysisReport says where it stands, AnalysisBestAction is the
+  // move ChooseAction would play from that search. ChooseAction afterwards searches afresh.
+  // Returns: Unimplemented (the default) for players that do not search; ContinueAnalysis
+  // false once the search cannot grow (max_visits, a terminal root); an evaluator's error.
+  virtual absl::Status BeginAnalysis(const G& game, bool ownership) {
+    (void)game;
+    (void)ownership;
+    return absl::UnimplementedError("this player does not search: no analysis");
+  }
+  virtual absl::StatusOr<bool> ContinueAnalysis(int simulations, int max_visits) {
+    (void)simulations;
+    (void)max_visits;
+    return absl::UnimplementedError("this player does not search: no analysis");
+  }
+  virtual Analysis AnalysisReport(int max_pv_length) const {
+    (void)max_pv_length;
+    return {};
+  }
+  virtual int AnalysisBestAction() const { return kResignAction; }
+  // The simulations ChooseAction searches with; 0 for players that do not search.
+  virtual int SimulationsPerMove() const { return 0; }
 };
 
 template <games::Game G>
@@ -136,17 +184,80 @@ class MctsPlayer final : public Player<G> {
     options.seed = seed;
     options.score_utility = score_utility;
     options.lcb_stdevs = lcb_stdevs;
+    // Scores (from evaluators that have them) for analysis's score lead; the search is the same.
+    options.report_scores = true;
     ZF_ASSIGN_OR_RETURN(std::unique_ptr<search::Mcts<G>> mcts,
                         search::Mcts<G>::Create(start, options));
     return std::unique_ptr<MctsPlayer>(
-        new MctsPlayer(std::move(mcts), std::move(evaluator), batch_size));
+        new MctsPlayer(std::move(mcts), std::move(evaluator), batch_size, simulations));
   }
 
   absl::StatusOr<int> ChooseAction(const G& game) override {
     mcts_->SetRoot(game);
+    mcts_->SetSimulationBudget(simulations_);  // an analysis may have changed it
     ZF_RETURN_IF_ERROR(mcts_->Run(*evaluator_, batch_size_));
     return mcts_->BestAction();
   }
+
+  absl::Status BeginAnalysis(const G& game, bool ownership) override {
+    mcts_->SetRoot(game);
+    ownership_.clear();
+    if (ownership && !game.IsTerminal()) {
+      absl::StatusOr<std::vector<float>> predicted = evaluator_->Ownership(game);
+      if (predicted.ok()) {
+        ownership_ = std::move(*predicted);
+      } else if (predicted.status().code() != absl::StatusCode::kUnimplemented) {
+        return predicted.status();
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<bool> ContinueAnalysis(int simulations, int max_visits) override {
+    const int visits = mcts_->RootVisits();
+    if (mcts_->root_position().IsTerminal() || visits >= max_visits || simulations < 1) {
+      return false;
+    }
+    mcts_->SetSimulationBudget(std::min(max_visits, visits + simulations));
+    ZF_RETURN_IF_ERROR(mcts_->Run(*evaluator_, batch_size_));
+    return true;
+  }
+
+  Analysis AnalysisReport(int max_pv_length) const override {
+    const G& game = mcts_->root_position();
+    // Scores come in points / sqrt(cells), player 0's view.
+    const games::PlaneShape shape = game.Shape();
+    const float points = std::sqrt(static_cast<float>(shape.height * shape.width));
+    const float side = game.IsTerminal() || game.ToPlay() == 0 ? 1.0f : -1.0f;
+    Analysis out;
+    out.visits = mcts_->RootVisits();
+    out.winrate = 0.5f * (mcts_->RootValue() + 1.0f);
+    out.score_lead = side * points * mcts_->RootScore0();
+    out.ownership = ownership_;
+    std::vector<search::ChildStats> children = mcts_->RootChildren();
+    std::sort(children.begin(), children.end(), [](const auto& a, const auto& b) {
+      return a.visits != b.visits ? a.visits > b.visits : a.prior > b.prior;
+    });
+    for (const search::ChildStats& c : children) {
+      if (c.visits == 0) break;
+      AnalysisMove move;
+      move.action = c.action;
+      move.visits = c.visits;
+      move.winrate = 0.5f * (c.value + 1.0f);
+      move.prior = c.prior;
+      const float lcb = mcts_->RootLowerConfidenceBound(c.action, kAnalysisLcbStdevs);
+      move.lcb = std::isfinite(lcb) ? std::clamp(0.5f * (lcb + 1.0f), 0.0f, 1.0f) : 0.0f;
+      move.score_lead = side * points * mcts_->RootChildScore0(c.action);
+      move.pv = mcts_->PrincipalVariation(c.action, max_pv_length);
+      out.moves.push_back(std::move(move));
+    }
+    return out;
+  }
+
+  int AnalysisBestAction() const override { return mcts_->BestAction(); }
+  // The standard errors below the mean at which AnalysisReport's lcb sits (a one-sided 95%).
+  static constexpr float kAnalysisLcbStdevs = 1.645f;
+  int SimulationsPerMove() const override { return simulations_; }
 
   std::string Thinking(const G& game) const override {
     std::vector<search::ChildStats> children = mcts_->RootChildren();
@@ -167,12 +278,17 @@ class MctsPlayer final : public Player<G> {
 
  private:
   MctsPlayer(std::unique_ptr<search::Mcts<G>> mcts, std::unique_ptr<search::Evaluator<G>> evaluator,
-             int batch_size)
-      : mcts_(std::move(mcts)), evaluator_(std::move(evaluator)), batch_size_(batch_size) {}
+             int batch_size, int simulations)
+      : mcts_(std::move(mcts)),
+        evaluator_(std::move(evaluator)),
+        batch_size_(batch_size),
+        simulations_(simulations) {}
 
   std::unique_ptr<search::Mcts<G>> mcts_;
   std::unique_ptr<search::Evaluator<G>> evaluator_;
   int batch_size_;
+  int simulations_;
+  std::vector<float> ownership_;  // of the analysed root, when asked for
 };
 
 }  // namespace zf::players

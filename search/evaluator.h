@@ -14,8 +14,10 @@
 #include <cstddef>
 #include <limits>
 #include <span>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "games/game.h"
 
@@ -52,6 +54,15 @@ class Evaluator {
       std::fill(scores.begin(), scores.end(), std::numeric_limits<float>::quiet_NaN());
     }
     return status;
+  }
+
+  // The predicted final owner of each of the position's H * W cells, row-major from the top
+  // left, in [-1, 1] from the side of the player to move (+1: theirs): a network's ownership
+  // head (model/network.h), for analysis (GTP kata-analyze). One position, not terminal.
+  // Returns: the H * W values; Unimplemented (the default) for evaluators without one.
+  virtual absl::StatusOr<std::vector<float>> Ownership(const G& position) {
+    (void)position;
+    return absl::UnimplementedError("this evaluator predicts no ownership");
   }
 
  protected:

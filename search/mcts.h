@@ -195,6 +195,10 @@ struct MctsOptions {
   // The score difference (in the score's unit, points / sqrt(board cells)) at which the
   // utility reaches half of lambda; finite, > 0.
   float score_utility_scale = 1.0f;
+  // Asks the evaluator for scores even with score utility off, and keeps each root child's mean
+  // score (RootChildScore0) and the search's (RootScore0): what analysis (GTP kata-analyze's
+  // scoreLead) reports. Does not change the search. Off (default) in self-play.
+  bool report_scores = false;
   // LCB move choice for BestAction (see above): the number of standard errors z, 0 (default) off;
   // finite, >= 0. KataGo plays with 5.
   float lcb_stdevs = 0.0f;
@@ -413,6 +417,8 @@ class Mcts {
       return;
     }
     CompactSubtree(child);
+    root_score_sum0_.clear();  // the new root's children's scores were not kept
+    root_score_n_.clear();
     root_noised_ = false;
     gumbel_ready_ = false;
   }
@@ -552,6 +558,7 @@ class Mcts {
       search_score_sum0_ += score0;
       ++search_scores_;
       utility0 = Utility0(score0);
+      if (options_.report_scores) AddRootChildScore(leaf.node, score0);
     }
     Backup(leaf.node, node.to_play == 0 ? value : -value, utility0, /*remove_virtual_loss=*/true);
     ++stats_.evaluations;
@@ -693,9 +700,14 @@ class Mcts {
   // A visited root child's lower confidence bound of its mean value + utility for the root's
   // player (see the LCB above; with any lcb_stdevs); -infinity for an unvisited one.
   float RootLowerConfidenceBound(int action) const {
+    return RootLowerConfidenceBound(action, options_.lcb_stdevs);
+  }
+  // The same bound `stdevs` standard errors below the mean (analysis reports it at a fixed z
+  // whatever lcb_stdevs the move choice uses).
+  float RootLowerConfidenceBound(int action, float stdevs) const {
     float out = -std::numeric_limits<float>::infinity();
     ForEachRootEdge([&](const Edge& e) {
-      if (e.action == action && e.n > 0) out = LowerConfidenceBound(e);
+      if (e.action == action && e.n > 0) out = LowerBound(e, stdevs);
     });
     return out;
   }
@@ -767,7 +779,53 @@ class Mcts {
   const MctsStats& stats() const { return stats_; }
   // Whether the search reads scores (score utility on): RunRounds asks the evaluator for them
   // only then.
-  bool WantsScores() const { return options_.score_utility > 0.0f; }
+  bool WantsScores() const { return options_.score_utility > 0.0f || options_.report_scores; }
+
+  // With report_scores: the mean score (player 0's view, in the evaluator's unit: points /
+  // sqrt(board cells)) over the evaluated positions below the root's child `action` since the
+  // root was set, or NaN where there is none. NaN without report_scores.
+  float RootChildScore0(int action) const {
+    if (action < 0 || action >= static_cast<int>(root_score_n_.size()) ||
+        root_score_n_[action] == 0) {
+      return kNoScore;
+    }
+    return static_cast<float>(root_score_sum0_[action] / root_score_n_[action]);
+  }
+  // The mean score (player 0's view) over the positions this search evaluated, or NaN.
+  float RootScore0() const {
+    if (search_scores_ == 0) return kNoScore;
+    return static_cast<float>(search_score_sum0_ / static_cast<double>(search_scores_));
+  }
+
+  // The principal variation through the root's child `action`: `action`, then from each node
+  // its most visited child (ties: the lower action) while that child has visits, at most
+  // `max_length` actions in all. Empty for an action that is no root child.
+  std::vector<int> PrincipalVariation(int action, int max_length) const {
+    std::vector<int> pv;
+    int32_t child = -1;
+    bool found = false;
+    ForEachRootEdge([&](const Edge& e) {
+      if (e.action == action) {
+        found = true;
+        child = e.child;
+      }
+    });
+    if (!found || max_length < 1) return pv;
+    pv.push_back(action);
+    while (child >= 0 && static_cast<int>(pv.size()) < max_length) {
+      const Node& node = nodes_[child];
+      if (node.state != NodeState::kExpanded) break;
+      const Edge* best = nullptr;
+      for (int i = 0; i < node.num_edges; ++i) {
+        const Edge& e = edges_[node.first_edge + i];
+        if (e.n > 0 && (best == nullptr || e.n > best->n)) best = &e;
+      }
+      if (best == nullptr) break;
+      pv.push_back(best->action);
+      child = best->child;
+    }
+    return pv;
+  }
   // The score center (player 0's view) of the current search's utility; NaN before the first
   // score (or with score utility off).
   float score_center0() const { return score_center0_; }
@@ -821,6 +879,8 @@ class Mcts {
     gumbel_ready_ = false;
     search_score_sum0_ = 0.0;
     search_scores_ = 0;
+    root_score_sum0_.clear();
+    root_score_n_.clear();
   }
 
   int32_t NewNode(int32_t parent, int32_t parent_edge) {
@@ -1057,13 +1117,14 @@ class Mcts {
   }
 
   // Q - z * sqrt(var / N) of a visited edge (see the LCB above).
-  float LowerConfidenceBound(const Edge& e) const {
+  float LowerConfidenceBound(const Edge& e) const { return LowerBound(e, options_.lcb_stdevs); }
+  float LowerBound(const Edge& e, float stdevs) const {
     constexpr float kPriorVisits = 1.0f, kPriorVariance = 0.25f;
     const float n = static_cast<float>(e.n);
     const float mean = (e.w + e.u) / n;
     const float squares = std::max(0.0f, e.w2 - n * mean * mean);
     const float variance = (squares + kPriorVisits * kPriorVariance) / (n + kPriorVisits);
-    return mean - options_.lcb_stdevs * std::sqrt(variance / n);
+    return mean - stdevs * std::sqrt(variance / n);
   }
 
   // The most visited root edge; ties go to the higher prior, then the lower action. The root
@@ -1108,6 +1169,19 @@ class Mcts {
       ++nd.in_flight;
       if (nd.parent_edge >= 0) ++edges_[nd.parent_edge].in_flight;
     }
+  }
+
+  // report_scores: counts `score0` for the root child above `node` (none for the root itself).
+  void AddRootChildScore(int32_t node, float score0) {
+    if (root_score_n_.empty()) {
+      root_score_sum0_.assign(num_actions_, 0.0);
+      root_score_n_.assign(num_actions_, 0);
+    }
+    if (node == kRoot) return;
+    while (nodes_[node].parent != kRoot) node = nodes_[node].parent;
+    const int action = edges_[nodes_[node].parent_edge].action;
+    root_score_sum0_[action] += score0;
+    ++root_score_n_[action];
   }
 
   // Adds one visit with value v0 and score utility u0 (both for player 0) to `leaf` and every
@@ -1245,6 +1319,9 @@ class Mcts {
   float score_center0_ = kNoScore;
   double search_score_sum0_ = 0.0;
   int64_t search_scores_ = 0;
+  // report_scores: per root action, the sum and count of scores below it (sized on first use).
+  std::vector<double> root_score_sum0_;
+  std::vector<int32_t> root_score_n_;
 };
 
 // Runs every search in `searches` to Done(), putting the leaves of all of them (up to

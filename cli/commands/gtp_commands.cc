@@ -1,7 +1,11 @@
 // `zf gtp` and `zf analyze`.
 #include "cli/commands/gtp_commands.h"
 
+#include <poll.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <iostream>
 #include <string>
@@ -43,6 +47,59 @@ absl::Status NoArgs(const std::vector<std::string>& args) {
   return absl::InvalidArgumentError(absl::StrCat("unexpected argument \"", args[0], "\""));
 }
 
+// Lines of standard input read with read(2), so that a live analysis can ask whether the next
+// command has arrived (poll) without a stdio buffer hiding it.
+class StdinLines {
+ public:
+  // The next line (without its newline); false at the end of the input.
+  bool Next(std::string* line) {
+    while (true) {
+      const size_t newline = buffer_.find('\n');
+      if (newline != std::string::npos) {
+        *line = buffer_.substr(0, newline);
+        buffer_.erase(0, newline + 1);
+        return true;
+      }
+      if (eof_) {
+        if (buffer_.empty()) return false;
+        *line = std::move(buffer_);
+        buffer_.clear();
+        return true;
+      }
+      Fill(-1);
+    }
+  }
+  // Whether input (a line, or the end) is waiting, after waiting up to `timeout`.
+  bool Waiting(absl::Duration timeout) {
+    if (eof_ || buffer_.find('\n') != std::string::npos) return true;
+    Fill(static_cast<int>(absl::ToInt64Milliseconds(timeout)));
+    return eof_ || buffer_.find('\n') != std::string::npos;
+  }
+
+ private:
+  // Reads what is there, waiting up to timeout_ms (-1: until something comes).
+  void Fill(int timeout_ms) {
+    pollfd fd{.fd = 0, .events = POLLIN, .revents = 0};
+    const int ready = ::poll(&fd, 1, timeout_ms);
+    if (ready < 0 && errno == EINTR) return;
+    if (ready <= 0) {
+      if (ready < 0) eof_ = true;
+      return;
+    }
+    char chunk[4096];
+    const ssize_t n = ::read(0, chunk, sizeof(chunk));
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (n <= 0) {
+      eof_ = true;
+      return;
+    }
+    buffer_.append(chunk, static_cast<size_t>(n));
+  }
+
+  std::string buffer_;
+  bool eof_ = false;
+};
+
 absl::Status RunGtp(const std::vector<std::string>& args) {
   ZF_RETURN_IF_ERROR(NoArgs(args));
   ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
@@ -59,11 +116,19 @@ absl::Status RunGtp(const std::vector<std::string>& args) {
                           GtpEngine<G>::Create({.start = start, .make_player = [&](const G& s) {
                                                   return players::MakePlayer<G>(spec, s, seed);
                                                 }}));
+      StdinLines input;
       std::string line;
-      while (!engine->quit_requested() && std::getline(std::cin, line)) {
+      while (!engine->quit_requested() && input.Next(&line)) {
         const std::string response = engine->Handle(line);
         if (response.empty()) continue;
         std::cout << response << std::flush;
+        if (engine->analysis_pending()) {
+          std::cout << engine->StreamAnalysis(
+                           [&](absl::Duration timeout) { return input.Waiting(timeout); },
+                           [](const std::string& info) { std::cout << info << std::flush; })
+                    << std::flush;
+          continue;
+        }
         // GUIs show an engine's stderr as its log: the player's thoughts go there.
         if (absl::StartsWith(line, "genmove") || absl::StrContains(line, " genmove")) {
           const std::string thinking = engine->LastThinking();

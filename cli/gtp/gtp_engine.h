@@ -5,7 +5,10 @@
 //   std::cout << engine->Handle("1 genmove black");  // "=1 D4\n\n"
 //
 // Commands: protocol_version, name, version, known_command, list_commands, boardsize,
-// clear_board, komi, play, genmove, undo, final_score, showboard, quit.
+// clear_board, komi, play, genmove, undo, final_score, showboard, quit; the live analysis of
+// Leela Zero and KataGo (lz-analyze, kata-analyze, lz-genmove_analyze, kata-genmove_analyze:
+// see StreamAnalysis and docs/gtp.md) for players that search; for Go, loadsgf FILE [MOVE]
+// (reads the file: the one command that touches the disk).
 // Input lines are preprocessed as GTP says: control characters other than tab and newline are
 // dropped, tabs become spaces, everything after '#' is a comment, and blank lines are ignored.
 // A command may start with a numeric id, which the response repeats ("=7 D4", "?7 ...").
@@ -34,9 +37,13 @@
 // Thread-compatibility: thread-compatible; one thread feeds one engine.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,12 +58,15 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/status_macros.h"
 #include "games/game.h"
 #include "games/go/go.h"
 #include "games/hex/hex.h"
 #include "gtp/vertex.h"
 #include "players/player_spec.h"
+#include "sgf/go_sgf.h"
 
 namespace zf::cli {
 
@@ -93,7 +103,8 @@ class GtpEngine {
 
   // Handles one line of input (without or with its newline) and returns the whole response,
   // ending with the empty line ("= D4\n\n"), or "" for a blank or comment-only line. Blocks
-  // while the player thinks (genmove). Never fails: errors are "?" responses.
+  // while the player thinks (genmove). Never fails: errors are "?" responses. An analysis
+  // command answers only its first line ("=ID\n"): StreamAnalysis writes the rest.
   std::string Handle(absl::string_view line) {
     std::string clean;
     for (char c : line) {
@@ -116,6 +127,7 @@ class GtpEngine {
     words.erase(words.begin());
     absl::StatusOr<std::string> reply = Dispatch(command, words);
     if (!reply.ok()) return absl::StrCat("?", id, " ", reply.status().message(), "\n\n");
+    if (pending_) return absl::StrCat("=", id, "\n");  // the analysis: StreamAnalysis goes on
     if (reply->empty()) return absl::StrCat("=", id, "\n\n");
     return absl::StrCat("=", id, reply->front() == '\n' ? "" : " ", *reply, "\n\n");
   }
@@ -128,10 +140,86 @@ class GtpEngine {
   std::string LastThinking() const { return thinking_; }
 
   static std::vector<std::string> CommandNames() {
-    return {"protocol_version", "name", "version", "known_command", "list_commands", "boardsize",
-            "clear_board",      "komi", "play",    "genmove",       "undo",          "final_score",
-            "showboard",        "quit"};
+    std::vector<std::string> names = {"protocol_version",
+                                      "name",
+                                      "version",
+                                      "known_command",
+                                      "list_commands",
+                                      "boardsize",
+                                      "clear_board",
+                                      "komi",
+                                      "play",
+                                      "genmove",
+                                      "undo",
+                                      "final_score",
+                                      "showboard",
+                                      "quit",
+                                      "lz-analyze",
+                                      "kata-analyze",
+                                      "lz-genmove_analyze",
+                                      "kata-genmove_analyze"};
+    if constexpr (std::is_same_v<G, games::Go>) names.push_back("loadsgf");
+    return names;
   }
+
+  // Live analysis. An analysis command (lz-analyze, kata-analyze, lz-genmove_analyze,
+  // kata-genmove_analyze) that Handle accepts answers only its first line ("=7\n") and leaves
+  // the analysis pending; the caller then calls StreamAnalysis, which searches, hands `emit`
+  // one "info ..." line (with its newline) about every interval, and returns the response's
+  // end. The analyze commands run until `input_waiting` says the next command has arrived (at
+  // least one line is emitted first when the interval is not 0); the genmove ones until the
+  // player's simulations per move are searched, then end with "play D4" and play it.
+  // `input_waiting(timeout)` may block up to `timeout`; true when input is waiting.
+  using InputWaiting = std::function<bool(absl::Duration timeout)>;
+  bool analysis_pending() const { return pending_.has_value(); }
+  std::string StreamAnalysis(const InputWaiting& input_waiting,
+                             const std::function<void(const std::string&)>& emit) {
+    if (!pending_) return "";
+    const PendingAnalysis a = *pending_;
+    pending_.reset();
+    const bool timed = a.interval > absl::ZeroDuration();
+    absl::Time next_emit = absl::Now() + a.interval;
+    int emitted = 0;
+    bool can_grow = true;
+    absl::Status error;
+    const int per_move = player_->SimulationsPerMove();
+    while (true) {
+      if (a.genmove && player_->AnalysisReport(0).visits >= per_move) break;
+      if (can_grow) {
+        absl::StatusOr<bool> grew = player_->ContinueAnalysis(kAnalysisChunk, max_visits_);
+        if (!grew.ok()) {
+          error = grew.status();
+          break;
+        }
+        can_grow = *grew;
+        if (!can_grow && a.genmove) break;
+      }
+      const absl::Time now = absl::Now();
+      if (timed && now >= next_emit) {
+        emit(InfoLine(a));
+        ++emitted;
+        next_emit = now + a.interval;
+      }
+      if (a.genmove) continue;
+      const absl::Duration wait = can_grow ? absl::ZeroDuration()
+                                  : timed  ? std::max(absl::ZeroDuration(), next_emit - now)
+                                           : absl::Milliseconds(100);
+      if ((!timed || emitted > 0) && input_waiting(wait)) break;
+    }
+    if (timed && emitted == 0 && error.ok()) emit(InfoLine(a));
+    if (!a.genmove) return "\n";
+    if (!error.ok()) return absl::StrCat("play resign\n\n");  // the search failed: no move
+    const int action = player_->AnalysisBestAction();
+    if (action == players::kResignAction || !game_.IsLegal(action)) return "play resign\n\n";
+    const std::string vertex = gtp::VertexOf(game_, action);
+    game_.Apply(action);
+    moves_.push_back(action);
+    return absl::StrCat("play ", vertex, "\n\n");
+  }
+
+  // Root visits at which an analysis stops searching (and goes on reporting); bounds the tree
+  // (about 2.3 KB a visit on 9 x 9).
+  void set_max_analysis_visits(int visits) { max_visits_ = std::max(1, visits); }
 
  private:
   GtpEngine(Options options, std::unique_ptr<players::Player<G>> player)
@@ -175,6 +263,135 @@ class GtpEngine {
     return absl::OkStatus();
   }
 
+  static constexpr int kAnalysisChunk = 16;  // simulations between looks at the clock and input
+
+  struct PendingAnalysis {
+    bool kata = false;     // kata-analyze's fields (floats) instead of lz-analyze's (x 10000)
+    bool genmove = false;  // *-genmove_analyze: search a move, then play it
+    absl::Duration interval = absl::ZeroDuration();
+    int min_moves = 0;
+    int max_moves = 1000;
+    bool ownership = false;
+  };
+
+  // Parses "[COLOR] [INTERVAL] [KEY VALUE]..." (lz-analyze, kata-analyze and their genmove forms)
+  // and starts the player's analysis of the position.
+  absl::StatusOr<std::string> StartAnalysis(const std::vector<std::string>& args, bool kata,
+                                            bool genmove) {
+    PendingAnalysis a{.kata = kata, .genmove = genmove};
+    size_t i = 0;
+    if (i < args.size() && ParseColor(args[i]).ok()) {
+      const int color = *ParseColor(args[i]);
+      ++i;
+      if (color != game_.ToPlay()) {
+        return Error(absl::StrCat("illegal move: it is ", ColorName(game_.ToPlay()), "'s turn"));
+      }
+    } else if (genmove) {
+      return Error("syntax error: usage: lz-genmove_analyze COLOR [INTERVAL] [KEY VALUE]...");
+    }
+    const auto centiseconds = [&](const std::string& text) -> absl::Status {
+      int cs = 0;
+      if (!absl::SimpleAtoi(text, &cs) || cs < 0 || cs > 360000) {
+        return Error(
+            absl::StrCat("syntax error: interval \"", text, "\" is not 0..360000 centiseconds"));
+      }
+      a.interval = absl::Milliseconds(10 * cs);
+      return absl::OkStatus();
+    };
+    if (i < args.size() && absl::ascii_isdigit(args[i][0]))
+      ZF_RETURN_IF_ERROR(centiseconds(args[i++]));
+    for (; i < args.size(); i += 2) {
+      const std::string& key = args[i];
+      if (i + 1 >= args.size()) return Error(absl::StrCat("syntax error: ", key, " needs a value"));
+      const std::string& value = args[i + 1];
+      if (key == "interval") {
+        ZF_RETURN_IF_ERROR(centiseconds(value));
+      } else if (key == "minmoves" || key == "maxmoves") {
+        int n = 0;
+        if (!absl::SimpleAtoi(value, &n) || n < 0) {
+          return Error(absl::StrCat("syntax error: ", key, " \"", value, "\""));
+        }
+        (key == "minmoves" ? a.min_moves : a.max_moves) = n;
+      } else if (key == "ownership" || key == "rootInfo" || key == "pvVisits" ||
+                 key == "ownershipStdev" || key == "movesOwnership") {
+        if (value != "true" && value != "false") {
+          return Error(absl::StrCat("syntax error: ", key, " takes true or false"));
+        }
+        if (key == "ownership") a.ownership = value == "true";
+        if (value == "true" && key != "ownership") {
+          return Error(absl::StrCat("syntax error: ", key, " is not supported"));
+        }
+      } else if (key == "avoid" || key == "allow") {
+        return Error(absl::StrCat("syntax error: ", key, " is not supported"));
+      } else {
+        return Error(absl::StrCat("syntax error: unknown analysis key \"", key, "\""));
+      }
+    }
+    if (game_.IsTerminal()) return Error("illegal move: the game is over");
+    absl::Status begun = player_->BeginAnalysis(game_, a.ownership && kata);
+    if (!begun.ok()) return Error(absl::StrCat("engine error: ", begun.message()));
+    pending_ = a;  // Handle answers "=ID\n" and StreamAnalysis goes on
+    return std::string();
+  }
+
+  // One "info move ..." entry per visited move (at least min_moves, at most max_moves), then
+  // kata-analyze's ownership, as one line ending in a newline.
+  std::string InfoLine(const PendingAnalysis& a) const {
+    const players::Analysis report = player_->AnalysisReport(/*max_pv_length=*/20);
+    std::string line;
+    int order = 0;
+    for (const players::AnalysisMove& m : report.moves) {
+      if (order >= a.max_moves) break;
+      absl::StrAppend(&line, line.empty() ? "" : " ", "info move ", gtp::VertexOf(game_, m.action),
+                      " visits ", m.visits);
+      if (a.kata) {
+        absl::StrAppendFormat(&line, " edgeVisits %d utility %.6f winrate %.6f", m.visits,
+                              2.0f * m.winrate - 1.0f, m.winrate);
+        if (std::isfinite(m.score_lead)) {
+          absl::StrAppendFormat(&line, " scoreMean %.6f scoreLead %.6f", m.score_lead,
+                                m.score_lead);
+        }
+        absl::StrAppendFormat(&line, " prior %.6f lcb %.6f order %d pv", m.prior, m.lcb, order);
+      } else {
+        absl::StrAppend(&line, " winrate ", static_cast<int>(10000.0f * m.winrate), " prior ",
+                        static_cast<int>(10000.0f * m.prior), " lcb ",
+                        static_cast<int>(10000.0f * m.lcb), " order ", order, " pv");
+      }
+      G position = game_;
+      for (int action : m.pv) {
+        if (position.IsTerminal() || !position.IsLegal(action)) break;
+        absl::StrAppend(&line, " ", gtp::VertexOf(position, action));
+        position.Apply(action);
+      }
+      ++order;
+    }
+    if (a.kata && a.ownership && !report.ownership.empty()) {
+      absl::StrAppend(&line, line.empty() ? "" : " ", "ownership");
+      for (float v : report.ownership) absl::StrAppendFormat(&line, " %.4f", v);
+    }
+    (void)a.min_moves;  // moves without visits are never listed: min_moves is met when it can be
+    return line + "\n";
+  }
+
+  // loadsgf FILE [MOVE]: the game of an SGF file up to (not including) move MOVE, as GTP 2 says.
+  absl::StatusOr<std::string> LoadSgf(const std::vector<std::string>& args) {
+    if (args.empty() || args.size() > 2) return Error("syntax error: usage: loadsgf FILE [MOVE]");
+    int before = -1;
+    if (args.size() == 2 && (!absl::SimpleAtoi(args[1], &before) || before < 1)) {
+      return Error(absl::StrCat("syntax error: move number \"", args[1], "\""));
+    }
+    std::ifstream in(args[0], std::ios::binary);
+    if (!in) return Error(absl::StrCat("cannot load file: ", args[0], " cannot be read"));
+    std::stringstream text;
+    text << in.rdbuf();
+    absl::StatusOr<sgf::GoGameRecord> record = sgf::ReadGoGame(text.str());
+    if (!record.ok()) return Error(absl::StrCat("cannot load file: ", record.status().message()));
+    std::vector<int> moves = record->moves;
+    if (before >= 1 && static_cast<size_t>(before - 1) < moves.size()) moves.resize(before - 1);
+    ZF_RETURN_IF_ERROR(Restart(record->start, moves));
+    return std::string();
+  }
+
   absl::StatusOr<std::string> Dispatch(const std::string& command,
                                        const std::vector<std::string>& args) {
     if (command == "protocol_version") return std::string("2");
@@ -210,6 +427,13 @@ class GtpEngine {
       return std::string();
     }
     if (command == "final_score") return FinalScore();
+    if (command == "lz-analyze") return StartAnalysis(args, /*kata=*/false, /*genmove=*/false);
+    if (command == "kata-analyze") return StartAnalysis(args, /*kata=*/true, /*genmove=*/false);
+    if (command == "lz-genmove_analyze") return StartAnalysis(args, false, /*genmove=*/true);
+    if (command == "kata-genmove_analyze") return StartAnalysis(args, true, /*genmove=*/true);
+    if constexpr (std::is_same_v<G, games::Go>) {
+      if (command == "loadsgf") return LoadSgf(args);
+    }
     if (command == "showboard") {
       std::string board;
       for (absl::string_view row : absl::StrSplit(game_.ToString(), '\n', absl::SkipWhitespace())) {
@@ -325,6 +549,8 @@ class GtpEngine {
     }
   }
 
+  std::optional<PendingAnalysis> pending_;
+  int max_visits_ = 100000;
   G start_;
   G game_;
   std::vector<int> moves_;  // played since start_, for undo and komi

@@ -1,11 +1,16 @@
 #include "cli/gtp/gtp_engine.h"
 
+#include <fstream>
 #include <memory>
+#include <regex>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "search/uniform_evaluator.h"
 
 namespace zf::cli {
 namespace {
@@ -69,7 +74,8 @@ TEST(GtpEngineTest, AdministrativeCommands) {
   EXPECT_EQ(gtp("known_command frobnicate"), "= false\n\n");
   EXPECT_EQ(gtp("list_commands"),
             "= protocol_version\nname\nversion\nknown_command\nlist_commands\nboardsize\n"
-            "clear_board\nkomi\nplay\ngenmove\nundo\nfinal_score\nshowboard\nquit\n\n");
+            "clear_board\nkomi\nplay\ngenmove\nundo\nfinal_score\nshowboard\nquit\nlz-analyze\n"
+            "kata-analyze\nlz-genmove_analyze\nkata-genmove_analyze\nloadsgf\n\n");
   EXPECT_FALSE(gtp.engine().quit_requested());
   EXPECT_EQ(gtp("quit"), "=\n\n");
   EXPECT_TRUE(gtp.engine().quit_requested());
@@ -262,6 +268,150 @@ TEST(GtpEngineTest, HexSpeaksHexGuisNotationWithTheSwap) {
   for (const char* move : {"play b b1", "play w b2", "play b b3"}) ASSERT_EQ(gtp(move), "=\n\n");
   EXPECT_EQ(gtp("genmove w"), "= a1\n\n");
   EXPECT_EQ(gtp("genmove b"), "= c1\n\n");
+}
+
+// A uniform evaluator with a score (player 0 leads by 0.4 points / sqrt(cells) everywhere) and
+// an ownership (cell k: k / 100, from the side to move), for the analysis fields.
+class ScoringEvaluator final : public search::Evaluator<games::Go> {
+ public:
+  absl::Status Evaluate(std::span<const games::Go> positions, std::span<float> policies,
+                        std::span<float> values) override {
+    return uniform_.Evaluate(positions, policies, values);
+  }
+  absl::Status EvaluateWithScores(std::span<const games::Go> positions, std::span<float> policies,
+                                  std::span<float> values, std::span<float> scores) override {
+    for (size_t i = 0; i < positions.size(); ++i) {
+      scores[i] = positions[i].ToPlay() == 0 ? 0.4f : -0.4f;
+    }
+    return uniform_.Evaluate(positions, policies, values);
+  }
+  absl::StatusOr<std::vector<float>> Ownership(const games::Go& position) override {
+    std::vector<float> out(static_cast<size_t>(position.Size() * position.Size()));
+    for (size_t k = 0; k < out.size(); ++k) out[k] = static_cast<float>(k) / 100.0f;
+    return out;
+  }
+
+ private:
+  search::UniformEvaluator<games::Go> uniform_;
+};
+
+// An engine whose player searches: MCTS with `sims` simulations over ScoringEvaluator.
+std::unique_ptr<GtpEngine<games::Go>> SearchingEngine(int sims) {
+  auto engine = GtpEngine<games::Go>::Create(
+      {.start = *games::Go::Create(5),
+       .make_player = [sims](const games::Go& s)
+           -> absl::StatusOr<std::unique_ptr<players::Player<games::Go>>> {
+         ZF_ASSIGN_OR_RETURN(auto player, players::MctsPlayer<games::Go>::Create(
+                                              s, sims, std::make_unique<ScoringEvaluator>(), 1, 8));
+         return std::unique_ptr<players::Player<games::Go>>(std::move(player));
+       }});
+  EXPECT_TRUE(engine.ok()) << engine.status();
+  return std::move(*engine);
+}
+
+// Streams a pending analysis until `lines` info lines were emitted (the next command then
+// "arrives"); returns {lines emitted, the response's end}.
+std::pair<std::vector<std::string>, std::string> Stream(GtpEngine<games::Go>& engine, int lines) {
+  std::vector<std::string> emitted;
+  std::string end = engine.StreamAnalysis(
+      [&](absl::Duration) { return static_cast<int>(emitted.size()) >= lines; },
+      [&](const std::string& line) { emitted.push_back(line); });
+  return {emitted, end};
+}
+
+TEST(GtpEngineAnalysisTest, LzAnalyzeStreamsLeelaZerosInfoLinesUntilTheNextCommand) {
+  auto engine = SearchingEngine(64);
+  ASSERT_EQ(engine->Handle("play b C3"), "=\n\n");
+  EXPECT_EQ(engine->Handle("7 lz-analyze 1"), "=7\n");  // 1 centisecond
+  ASSERT_TRUE(engine->analysis_pending());
+  const auto [lines, end] = Stream(*engine, 3);
+  EXPECT_EQ(end, "\n");
+  ASSERT_GE(lines.size(), 3u);
+  const std::regex entry(
+      R"(info move ([A-HJ-T]\d+|pass) visits \d+ winrate \d+ prior \d+ lcb \d+ order \d+ pv( [A-HJ-T]\d+| pass)+)");
+  for (const std::string& line : lines) {
+    ASSERT_TRUE(absl::EndsWith(line, "\n")) << line;
+    for (absl::string_view one : absl::StrSplit(line.substr(0, line.size() - 1), " info ")) {
+      std::string text(one);
+      if (!absl::StartsWith(text, "info ")) text = "info " + text;
+      EXPECT_TRUE(std::regex_match(text, entry)) << text;
+    }
+  }
+  EXPECT_THAT(lines.back(), HasSubstr("winrate 5000 "));  // the uniform evaluator's value 0
+  EXPECT_THAT(lines.back(), HasSubstr(" order 0 pv "));
+  // The analysis changes nothing: White is still to move, one stone on the board.
+  EXPECT_FALSE(engine->analysis_pending());
+  EXPECT_EQ(engine->position().NumMoves(), 1);
+  EXPECT_EQ(engine->Handle("genmove w").substr(0, 2), "= ");
+}
+
+TEST(GtpEngineAnalysisTest, KataAnalyzeHasFloatsScoreLeadAndOwnership) {
+  auto engine = SearchingEngine(64);
+  EXPECT_EQ(engine->Handle("kata-analyze B interval 1 ownership true"), "=\n");
+  const auto [lines, end] = Stream(*engine, 2);
+  ASSERT_GE(lines.size(), 2u);
+  const std::string& line = lines.back();
+  EXPECT_THAT(line, StartsWith("info move "));
+  EXPECT_THAT(line, HasSubstr(" winrate 0.500000 "));
+  // Black to move, 0.4 points / sqrt(25 cells) ahead: 2 points.
+  EXPECT_THAT(line, HasSubstr(" scoreLead 2.000000 "));
+  EXPECT_THAT(line, HasSubstr(" order 0 pv "));
+  const size_t at = line.find(" ownership ");
+  ASSERT_NE(at, std::string::npos);
+  const std::vector<std::string> values =
+      absl::StrSplit(line.substr(at + 11, line.size() - at - 12), ' ');
+  ASSERT_EQ(values.size(), 25u);
+  EXPECT_EQ(values[0], "0.0000");
+  EXPECT_EQ(values[24], "0.2400");
+}
+
+TEST(GtpEngineAnalysisTest, GenmoveAnalyzeSearchesThePlayersBudgetThenPlays) {
+  auto engine = SearchingEngine(48);
+  EXPECT_EQ(engine->Handle("3 lz-genmove_analyze b 1"), "=3\n");
+  const auto [lines, end] = Stream(*engine, 0);  // input never stops a genmove
+  EXPECT_THAT(end, ::testing::MatchesRegex("play [A-E][1-5]\n\n"));
+  EXPECT_EQ(engine->position().NumMoves(), 1);
+  EXPECT_EQ(engine->position().ToPlay(), 1);
+  for (const std::string& line : lines) EXPECT_THAT(line, StartsWith("info move "));
+}
+
+TEST(GtpEngineAnalysisTest, BadArgumentsAndPlayersThatDoNotSearch) {
+  auto engine = SearchingEngine(16);
+  EXPECT_EQ(engine->Handle("lz-analyze w 10"), "? illegal move: it is black's turn\n\n");
+  EXPECT_EQ(engine->Handle("lz-analyze 10 avoid b D4 1"),
+            "? syntax error: avoid is not supported\n\n");
+  EXPECT_EQ(engine->Handle("kata-analyze 10 ownership maybe"),
+            "? syntax error: ownership takes true or false\n\n");
+  EXPECT_EQ(engine->Handle("kata-analyze 10 interval"),
+            "? syntax error: interval needs a value\n\n");
+  EXPECT_EQ(engine->Handle("lz-analyze 10 frob 1"),
+            "? syntax error: unknown analysis key \"frob\"\n\n");
+  EXPECT_EQ(engine->Handle("lz-genmove_analyze"),
+            "? syntax error: usage: lz-genmove_analyze COLOR [INTERVAL] [KEY VALUE]...\n\n");
+  EXPECT_FALSE(engine->analysis_pending());
+  GoGtp scripted(*games::Go::Create(5));
+  EXPECT_EQ(scripted("lz-analyze 10"),
+            "? engine error: this player does not search: no analysis\n\n");
+  EXPECT_EQ(scripted("known_command kata-analyze"), "= true\n\n");
+}
+
+TEST(GtpEngineTest, LoadsgfSetsUpTheGameBeforeTheGivenMove) {
+  const std::string path = ::testing::TempDir() + "/loadsgf_test.sgf";
+  std::ofstream(path) << "(;GM[1]FF[4]SZ[7]KM[5.5];B[dd];W[cc];B[ee])";
+  GoGtp gtp(*games::Go::Create(5));
+  EXPECT_EQ(gtp(absl::StrCat("loadsgf ", path, " 3")), "=\n\n");  // before move 3
+  EXPECT_EQ(gtp.engine().position().Size(), 7);
+  EXPECT_EQ(gtp.engine().position().Komi(), 5.5f);
+  EXPECT_EQ(gtp.engine().position().NumMoves(), 2);
+  EXPECT_EQ(gtp(absl::StrCat("loadsgf ", path)), "=\n\n");
+  EXPECT_EQ(gtp.engine().position().NumMoves(), 3);
+  EXPECT_EQ(gtp("undo"), "=\n\n");
+  EXPECT_EQ(gtp.engine().position().NumMoves(), 2);
+  std::ofstream(path) << "(;GM[1]SZ[7];B[dd];B[cc])";
+  EXPECT_THAT(gtp(absl::StrCat("loadsgf ", path)),
+              StartsWith("? cannot load file: B[cc] at move 2: it is White's turn"));
+  EXPECT_THAT(gtp("loadsgf /nonexistent.sgf"), StartsWith("? cannot load file: /nonexistent"));
+  EXPECT_EQ(gtp.engine().position().NumMoves(), 2);  // unchanged by the failures
 }
 
 TEST(GtpEngineTest, CreateNeedsAPlayerFactory) {
