@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <regex>
 #include <string>
@@ -258,6 +259,69 @@ TEST(CliGtpTest, NetworkPlayerAgainstGnuGoPlaysCompleteGames) {
         << line;
   }
   EXPECT_THAT(r.stdout_text, HasSubstr("over 2 games"));
+}
+
+// What Lizzie 0.7.4 (Debian's liblizzie-java) sent `zf gtp` when the picture in docs/gtp.md was
+// taken: its start, then a `play` and an `lz-analyze 10` per stone placed on the board. Lizzie
+// reads every reply's id with Integer.parseInt, the analysis as "info" entries of key-value
+// pairs up to "pv", with integer winrate, prior and lcb (Leela Zero's form); this test reads
+// the replies the same way, with the trained 9x9 reference network as the engine.
+TEST(CliGtpTest, LizziesRecordedExchangeGetsRepliesLizzieCanRead) {
+  const std::vector<std::string> sent = {
+      "1 name",           "2 version",    "3 boardsize 9",    "4 komi 7.5",
+      "5 lz-analyze 10",  "6 play B E5",  "7 lz-analyze 10",  "8 play W C4",
+      "9 lz-analyze 10",  "10 play B F3", "11 lz-analyze 10", "12 play W D6",
+      "13 lz-analyze 10", "14 play B G6", "15 lz-analyze 10", "16 play W E7",
+      "17 lz-analyze 10", "18 play B C6", "19 lz-analyze 10", "20 play W D7",
+      "21 lz-analyze 10", "22 showboard"};
+  std::string script;
+  for (const std::string& line : sent) script += line + "\n";
+  ProcessResult r =
+      Zf({"gtp", "--game", "go:9", "--player",
+          absl::StrCat("net:", ZF_SOURCE_DIR, "/bench/reference/go9-gumbel-105min.zfckpt:400")},
+         script);
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  std::vector<std::string> replies = absl::StrSplit(r.stdout_text, "\n\n", absl::SkipEmpty());
+  ASSERT_EQ(replies.size(), sent.size()) << r.stdout_text;
+  int analyses = 0;
+  for (size_t i = 0; i < sent.size(); ++i) {
+    const std::vector<std::string> lines = absl::StrSplit(replies[i], '\n');
+    // "=ID ..." with the command's id, as Lizzie's Integer.parseInt(params[0].substring(1)).
+    const std::string head = lines[0].substr(0, lines[0].find(' '));
+    int id = 0;
+    ASSERT_TRUE(head.size() > 1 && head[0] == '=' && absl::SimpleAtoi(head.substr(1), &id))
+        << replies[i];
+    EXPECT_EQ(id, static_cast<int>(i) + 1);
+    if (!absl::StrContains(sent[i], "lz-analyze")) continue;
+    ++analyses;
+    ASSERT_GE(lines.size(), 2u) << "no info line: " << replies[i];
+    for (size_t k = 1; k < lines.size(); ++k) {
+      ASSERT_TRUE(absl::StartsWith(lines[k], "info ")) << lines[k];
+      for (absl::string_view entry : absl::StrSplit(lines[k].substr(5), " info ")) {
+        std::vector<std::string> tokens = absl::StrSplit(entry, ' ');
+        std::map<std::string, std::string> fields;
+        size_t t = 0;
+        for (; t + 1 < tokens.size() && tokens[t] != "pv"; t += 2)
+          fields[tokens[t]] = tokens[t + 1];
+        ASSERT_LT(t, tokens.size()) << entry;
+        EXPECT_EQ(tokens[t], "pv") << entry;
+        EXPECT_GT(tokens.size(), t + 1) << "an empty pv: " << entry;
+        for (const char* key : {"move", "visits", "winrate", "prior", "lcb", "order"}) {
+          EXPECT_TRUE(fields.count(key)) << key << " missing: " << entry;
+        }
+        for (const char* key : {"visits", "winrate", "prior", "lcb", "order"}) {
+          int value = -1;
+          EXPECT_TRUE(absl::SimpleAtoi(fields[key], &value) && value >= 0) << key << ": " << entry;
+        }
+        int winrate = -1;
+        ASSERT_TRUE(absl::SimpleAtoi(fields["winrate"], &winrate));
+        EXPECT_LE(winrate, 10000);
+      }
+    }
+  }
+  EXPECT_EQ(analyses, 9);
+  // The board after the eight stones Lizzie placed.
+  EXPECT_THAT(replies.back(), HasSubstr("move 8"));
 }
 
 }  // namespace
