@@ -53,22 +53,4 @@ inline absl::Status MakeSgfDir(const std::string& dir) {
   return absl::OkStatus();
 }
 
-// Writes `text` to DIR/NAME through a temporary file renamed over it (a reader never sees half
-// a game). Returns: OK; Internal naming the file on an I/O error.
-inline absl::Status WriteSgfFile(const std::string& dir, const std::string& name,
-                                 const std::string& text) {
-  const std::string path = (std::filesystem::path(dir) / name).string();
-  const std::string temp = path + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) return absl::InternalError(absl::StrCat(temp, ": write failed"));
-  }
-  std::error_code error;
-  std::filesystem::rename(temp, path, error);
-  if (error) return absl::InternalError(absl::StrCat(path, ": ", error.message()));
-  return absl::OkStatus();
-}
-
 }  // namespace zf::cli

@@ -22,22 +22,30 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/logging.h"
 #include "common/status_macros.h"
 #include "evaluator/evaluator.h"
 #include "games/game.h"
 #include "model/checkpoint.h"
 #include "players/player_spec.h"
 #include "proto/zerofleet/v1/evaluation.pb.h"
+#include "sgf/go_sgf.h"
 
 namespace zf::evaluator {
 
 // Plays evaluation games with the players of players/player_spec.h; "vN" is a network from
-// `checkpoints`. Thread-compatible: one game at a time (the evaluator's thread).
+// `checkpoints`. With `sgf_dir` (Go only) it also writes each game there as SGF,
+// "FIRST-vs-SECOND-SEED.sgf" (players and the search's comments: sgf/go_sgf.h); a file that
+// cannot be written is logged, not an error of the game. Thread-compatible: one game at a time
+// (the evaluator's thread).
 template <games::Game G>
 class PlayersMatchRunner final : public evaluator::MatchRunner {
  public:
-  PlayersMatchRunner(G start, std::string checkpoints, int sims)
-      : start_(start), checkpoints_(std::move(checkpoints)), sims_(sims) {}
+  PlayersMatchRunner(G start, std::string checkpoints, int sims, std::string sgf_dir = "")
+      : start_(start),
+        checkpoints_(std::move(checkpoints)),
+        sims_(sims),
+        sgf_dir_(std::is_same_v<G, games::Go> ? std::move(sgf_dir) : std::string()) {}
 
   bool Available(const std::string& player) const override {
     if (!evaluator::ParseVersionPlayer(player).has_value()) return true;
@@ -77,6 +85,8 @@ class PlayersMatchRunner final : public evaluator::MatchRunner {
     players::PlayRandomOpening(game, opening_moves, rng, &opening);
     zerofleet::v1::EvaluationGame record;
     record.set_moves(static_cast<int>(opening.size()));
+    std::vector<int> actions = opening;                                        // for sgf_dir_
+    std::vector<std::string> comments(opening.size(), "random opening move");  // for sgf_dir_
     int resigned = -1;
     while (!game.IsTerminal()) {
       ZF_ASSIGN_OR_RETURN(int action, seats[game.ToPlay()]->ChooseAction(game));
@@ -88,8 +98,15 @@ class PlayersMatchRunner final : public evaluator::MatchRunner {
         return absl::InternalError(
             absl::StrCat("evaluation: ", first, " vs ", second, ": illegal action ", action));
       }
+      if (!sgf_dir_.empty()) {
+        actions.push_back(action);
+        comments.push_back(players::SearchSummary(game, *seats[game.ToPlay()]));
+      }
       game.Apply(action);
       record.set_moves(record.moves() + 1);
+    }
+    if constexpr (std::is_same_v<G, games::Go>) {
+      if (!sgf_dir_.empty()) WriteSgf(first, second, seed, game, resigned, actions, comments);
     }
     const float first_return = resigned >= 0 ? (resigned == 0 ? -1.0f : 1.0f) : game.Returns()[0];
     record.set_resigned(resigned >= 0);
@@ -100,6 +117,30 @@ class PlayersMatchRunner final : public evaluator::MatchRunner {
   }
 
  private:
+  void WriteSgf(const std::string& first, const std::string& second, uint64_t seed, const G& end,
+                int resigned, const std::vector<int>& actions,
+                const std::vector<std::string>& comments) const {
+    const auto name = [&](const std::string& player) {
+      return ParseVersionPlayer(player).has_value() ? absl::StrCat(player, " (", Spec(player), ")")
+                                                    : player;
+    };
+    sgf::GoGameRecord sgf_game{
+        .start = start_,
+        .moves = actions,
+        .comments = comments,
+        .black = name(first),
+        .white = name(second),
+        .result = sgf::GoResult(end, resigned >= 0, resigned, /*truncated=*/false),
+        .date = absl::FormatTime("%Y-%m-%d", absl::Now(), absl::UTCTimeZone()),
+        .name = absl::StrCat("zerofleet evaluation, seed ", seed)};
+    std::error_code error;
+    std::filesystem::create_directories(sgf_dir_, error);
+    const std::string path = absl::StrFormat("%s/%s-vs-%s-%016x.sgf", sgf_dir_,
+                                             sgf::FileNameOf(first), sgf::FileNameOf(second), seed);
+    absl::Status written = sgf::WriteGoGameFile(path, sgf_game);
+    if (!written.ok()) ZF_LOG(WARNING) << "evaluation SGF: " << written;
+  }
+
   std::string Spec(const std::string& player) const {
     if (std::optional<int64_t> v = evaluator::ParseVersionPlayer(player); v.has_value()) {
       return absl::StrCat("net:", checkpoints_, "/", player, ".zfckpt:", sims_);
@@ -110,6 +151,7 @@ class PlayersMatchRunner final : public evaluator::MatchRunner {
   const G start_;
   const std::string checkpoints_;
   const int sims_;
+  const std::string sgf_dir_;  // "" (and for games other than Go): no SGF
   std::map<std::string, std::unique_ptr<players::Player<G>>> networks_;  // of the last game
 };
 

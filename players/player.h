@@ -130,6 +130,27 @@ class Player {
   virtual int SimulationsPerMove() const { return 0; }
 };
 
+// The search behind a move `player` just chose in `game`, in one line for SGF comments: "value
+// +0.120 for Black, 400 visits; top: D4 250 (+0.13), C3 100 (+0.08), E5 30 (+0.02)"; "" for
+// players that do not search (LastSearch is nullopt).
+template <games::Game G>
+std::string SearchSummary(const G& game, const Player<G>& player) {
+  const std::optional<SearchReport> report = player.LastSearch();
+  if (!report) return "";
+  std::vector<search::ChildStats> children = report->children;
+  std::sort(children.begin(), children.end(), [](const auto& a, const auto& b) {
+    return a.visits != b.visits ? a.visits > b.visits : a.action < b.action;
+  });
+  std::string out = absl::StrFormat("value %+.3f for %s, %d visits; top:", report->value,
+                                    game.ToPlay() == 0 ? "Black" : "White", report->root_visits);
+  for (size_t i = 0; i < children.size() && i < 3 && children[i].visits > 0; ++i) {
+    absl::StrAppendFormat(&out, "%s %s %d (%+.2f)", i == 0 ? "" : ",",
+                          game.ActionToString(children[i].action), children[i].visits,
+                          children[i].value);
+  }
+  return out;
+}
+
 template <games::Game G>
 class RandomPlayer final : public Player<G> {
  public:

@@ -1,7 +1,10 @@
 #include "sgf/go_sgf.h"
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -68,6 +71,28 @@ std::string WriteGoGame(const GoGameRecord& game) {
   }
   absl::StrAppend(&out, ")\n");
   return out;
+}
+
+absl::Status WriteGoGameFile(const std::string& path, const GoGameRecord& game) {
+  const std::string temp = path + ".tmp";
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out << WriteGoGame(game);
+    out.flush();
+    if (!out) return absl::InternalError(absl::StrCat(temp, ": write failed"));
+  }
+  std::error_code error;
+  std::filesystem::rename(temp, path, error);
+  if (error) return absl::InternalError(absl::StrCat(path, ": ", error.message()));
+  return absl::OkStatus();
+}
+
+std::string FileNameOf(absl::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
+  }
+  return out.empty() ? std::string("game") : out;
 }
 
 absl::StatusOr<GoGameRecord> ReadGoGame(absl::string_view text) {

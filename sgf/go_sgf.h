@@ -50,6 +50,14 @@ std::string GoPoint(const games::Go& game, int action);
 // One game as an SGF collection of one game tree, ending in a newline.
 std::string WriteGoGame(const GoGameRecord& game);
 
+// Writes WriteGoGame(game) to `path` through a temporary file renamed over it (a reader never
+// sees half a game). Returns: OK; Internal naming the file on an I/O error.
+absl::Status WriteGoGameFile(const std::string& path, const GoGameRecord& game);
+
+// `text` as a file name: characters other than letters, digits, '.', '-' and '_' become '_'
+// ("v12" stays, "mcts:200" becomes "mcts_200"); "game" for an empty text.
+std::string FileNameOf(absl::string_view text);
+
 // The first game tree of `text` as a game (see above).
 // Returns: the game (comments, PB, PW, RE, DT, GN read where present); InvalidArgument for bad
 // SGF or a game zerofleet cannot replay, naming the property and position.

@@ -345,15 +345,6 @@ absl::Status ForEachStoredGame(
   return absl::OkStatus();
 }
 
-// A game id as a file name: characters other than letters, digits, '.', '-' and '_' become '_'.
-std::string FileNameOf(const std::string& id) {
-  std::string out = id;
-  for (char& c : out) {
-    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
-  }
-  return out.empty() ? std::string("game") : out;
-}
-
 // `zf games export --sgf DIR PATH...`.
 absl::Status ExportGames(const std::vector<std::string>& paths) {
   const std::string dir = absl::GetFlag(FLAGS_sgf);
@@ -379,9 +370,10 @@ absl::Status ExportGames(const std::vector<std::string>& paths) {
             if (first_problem.empty()) first_problem = std::string(game.status().message());
             return absl::OkStatus();
           }
-          std::string name = FileNameOf(record.game_id());
+          std::string name = sgf::FileNameOf(record.game_id());
           if (const int copies = names[name]++; copies > 0) absl::StrAppend(&name, "-", copies);
-          ZF_RETURN_IF_ERROR(WriteSgfFile(dir, name + ".sgf", sgf::WriteGoGame(*game)));
+          ZF_RETURN_IF_ERROR(
+              sgf::WriteGoGameFile((std::filesystem::path(dir) / (name + ".sgf")).string(), *game));
           ++exported;
           return absl::OkStatus();
         },

@@ -131,7 +131,8 @@ absl::Status RunEvaluator(const std::vector<std::string>& args) {
   std::unique_ptr<evaluator::MatchRunner> runner =
       games::VisitGame(config, [&](const auto& start) -> std::unique_ptr<evaluator::MatchRunner> {
         using G = std::decay_t<decltype(start)>;
-        return std::make_unique<evaluator::PlayersMatchRunner<G>>(start, checkpoints, sims);
+        return std::make_unique<evaluator::PlayersMatchRunner<G>>(
+            start, checkpoints, sims, absl::StrCat(dir, "/evaluation-sgf"));
       });
   ZF_ASSIGN_OR_RETURN(std::unique_ptr<evaluator::Evaluator> rater,
                       evaluator::Evaluator::Create(options, log.get(), runner.get()));

@@ -80,26 +80,6 @@ std::string ResultText(games::Returns r, int player) {
   return r[player] > 0 ? "win" : r[player] < 0 ? "loss" : "draw";
 }
 
-// The search behind a move just chosen, for an SGF comment: "value +0.12 for Black, 400 visits;
-// top: D4 250, C3 100, E5 30"; "" for players that do not search.
-template <games::Game G>
-std::string SearchComment(const G& game, const players::Player<G>& player) {
-  const std::optional<players::SearchReport> report = player.LastSearch();
-  if (!report) return "";
-  std::vector<search::ChildStats> children = report->children;
-  std::sort(children.begin(), children.end(), [](const auto& a, const auto& b) {
-    return a.visits != b.visits ? a.visits > b.visits : a.action < b.action;
-  });
-  std::string out = absl::StrFormat("value %+.3f for %s, %d visits; top:", report->value,
-                                    game.ToPlay() == 0 ? "Black" : "White", report->root_visits);
-  for (size_t i = 0; i < children.size() && i < 3 && children[i].visits > 0; ++i) {
-    absl::StrAppendFormat(&out, "%s %s %d (%+.2f)", i == 0 ? "" : ",",
-                          game.ActionToString(children[i].action), children[i].visits,
-                          children[i].value);
-  }
-  return out;
-}
-
 absl::Status RunMatch(const std::vector<std::string>& args) {
   ZF_RETURN_IF_ERROR(NoArgs(args));
   ZF_ASSIGN_OR_RETURN(games::GameConfig config, games::ParseGameName(absl::GetFlag(FLAGS_game)));
@@ -174,7 +154,8 @@ absl::Status RunMatch(const std::vector<std::string>& args) {
         }
         moves.push_back(game.ActionToString(action));
         actions.push_back(action);
-        if (!sgf_dir.empty()) comments.push_back(SearchComment(game, *seats[game.ToPlay()]));
+        if (!sgf_dir.empty())
+          comments.push_back(players::SearchSummary(game, *seats[game.ToPlay()]));
         const int mover = game.ToPlay();
         if (verbose && !json) {
           std::cout << "move " << moves.size() << ": " << (mover == p1_seat ? "p1 " : "p2 ")
@@ -211,8 +192,8 @@ absl::Status RunMatch(const std::vector<std::string>& args) {
               .result = sgf::GoResult(game, resigned >= 0, resigned, false),
               .date = absl::FormatTime("%Y-%m-%d", absl::Now(), absl::UTCTimeZone()),
               .name = absl::StrCat("zf match game ", i + 1, " of ", num_games)};
-          ZF_RETURN_IF_ERROR(WriteSgfFile(sgf_dir, absl::StrFormat("match-%06d.sgf", i + 1),
-                                          sgf::WriteGoGame(record)));
+          ZF_RETURN_IF_ERROR(
+              sgf::WriteGoGameFile(absl::StrFormat("%s/match-%06d.sgf", sgf_dir, i + 1), record));
         }
       }
       if (!json) {

@@ -770,8 +770,8 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     match_runner =
         games::VisitGame(game, [&](const auto& start) -> std::unique_ptr<evaluator::MatchRunner> {
           using G = std::decay_t<decltype(start)>;
-          return std::make_unique<evaluator::PlayersMatchRunner<G>>(start, eval_checkpoints,
-                                                                    config.eval_sims);
+          return std::make_unique<evaluator::PlayersMatchRunner<G>>(
+              start, eval_checkpoints, config.eval_sims, dir + "/evaluation-sgf");
         });
     shared_runner = std::make_unique<evaluator::CpuShareRunner>(
         match_runner.get(), absl::GetFlag(FLAGS_eval_cpu_share), &stopping);
