@@ -205,8 +205,6 @@ class MctsPlayer final : public Player<G> {
     options.seed = seed;
     options.score_utility = score_utility;
     options.lcb_stdevs = lcb_stdevs;
-    // Scores (from evaluators that have them) for analysis's score lead; the search is the same.
-    options.report_scores = true;
     ZF_ASSIGN_OR_RETURN(std::unique_ptr<search::Mcts<G>> mcts,
                         search::Mcts<G>::Create(start, options));
     return std::unique_ptr<MctsPlayer>(
@@ -214,13 +212,16 @@ class MctsPlayer final : public Player<G> {
   }
 
   absl::StatusOr<int> ChooseAction(const G& game) override {
+    mcts_->SetReportScores(false);  // an analysis may have changed these
     mcts_->SetRoot(game);
-    mcts_->SetSimulationBudget(simulations_);  // an analysis may have changed it
+    mcts_->SetSimulationBudget(simulations_);
     ZF_RETURN_IF_ERROR(mcts_->Run(*evaluator_, batch_size_));
     return mcts_->BestAction();
   }
 
   absl::Status BeginAnalysis(const G& game, bool ownership) override {
+    // Scores (from evaluators that have them) for the score lead; the search is the same.
+    mcts_->SetReportScores(true);
     mcts_->SetRoot(game);
     ownership_.clear();
     if (ownership && !game.IsTerminal()) {

@@ -195,10 +195,6 @@ struct MctsOptions {
   // The score difference (in the score's unit, points / sqrt(board cells)) at which the
   // utility reaches half of lambda; finite, > 0.
   float score_utility_scale = 1.0f;
-  // Asks the evaluator for scores even with score utility off, and keeps each root child's mean
-  // score (RootChildScore0) and the search's (RootScore0): what analysis (GTP kata-analyze's
-  // scoreLead) reports. Does not change the search. Off (default) in self-play.
-  bool report_scores = false;
   // LCB move choice for BestAction (see above): the number of standard errors z, 0 (default) off;
   // finite, >= 0. KataGo plays with 5.
   float lcb_stdevs = 0.0f;
@@ -558,7 +554,7 @@ class Mcts {
       search_score_sum0_ += score0;
       ++search_scores_;
       utility0 = Utility0(score0);
-      if (options_.report_scores) AddRootChildScore(leaf.node, score0);
+      if (report_scores_) AddRootChildScore(leaf.node, score0);
     }
     Backup(leaf.node, node.to_play == 0 ? value : -value, utility0, /*remove_virtual_loss=*/true);
     ++stats_.evaluations;
@@ -779,11 +775,17 @@ class Mcts {
   const MctsStats& stats() const { return stats_; }
   // Whether the search reads scores (score utility on): RunRounds asks the evaluator for them
   // only then.
-  bool WantsScores() const { return options_.score_utility > 0.0f || options_.report_scores; }
+  bool WantsScores() const { return options_.score_utility > 0.0f || report_scores_; }
 
-  // With report_scores: the mean score (player 0's view, in the evaluator's unit: points /
+  // Reporting scores: asks the evaluator for scores even with score utility off, and keeps each
+  // root child's mean score (RootChildScore0) and the search's (RootScore0), what analysis (GTP
+  // kata-analyze's scoreLead) reports. Does not change the search. Off at the start; set it
+  // before the root's first simulation (sums start at the next SetRoot or Advance).
+  void SetReportScores(bool report) { report_scores_ = report; }
+
+  // Reporting scores: the mean score (player 0's view, in the evaluator's unit: points /
   // sqrt(board cells)) over the evaluated positions below the root's child `action` since the
-  // root was set, or NaN where there is none. NaN without report_scores.
+  // root was set, or NaN where there is none (always without SetReportScores(true)).
   float RootChildScore0(int action) const {
     if (action < 0 || action >= static_cast<int>(root_score_n_.size()) ||
         root_score_n_[action] == 0) {
@@ -1171,7 +1173,7 @@ class Mcts {
     }
   }
 
-  // report_scores: counts `score0` for the root child above `node` (none for the root itself).
+  // Reporting scores: counts `score0` for the root child above `node` (none for the root).
   void AddRootChildScore(int32_t node, float score0) {
     if (root_score_n_.empty()) {
       root_score_sum0_.assign(num_actions_, 0.0);
@@ -1319,7 +1321,9 @@ class Mcts {
   float score_center0_ = kNoScore;
   double search_score_sum0_ = 0.0;
   int64_t search_scores_ = 0;
-  // report_scores: per root action, the sum and count of scores below it (sized on first use).
+  // Reporting scores: per root action, the sum and count of scores below it (sized on first
+  // use).
+  bool report_scores_ = false;
   std::vector<double> root_score_sum0_;
   std::vector<int32_t> root_score_n_;
 };

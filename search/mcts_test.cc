@@ -1027,3 +1027,59 @@ TEST(ThroughputTest, CountsEverySimulationOfEverySearch) {
 
 }  // namespace
 }  // namespace zf::search
+
+namespace zf::search {
+namespace {
+
+TEST(MctsAnalysisTest, PrincipalVariationFollowsTheMostVisitedChildren) {
+  MctsOptions options;
+  options.num_simulations = 400;
+  ASSERT_OK_AND_ASSIGN(auto mcts, Mcts<games::TicTacToe>::Create(games::TicTacToe(), options));
+  ASSERT_OK_AND_ASSIGN(auto evaluator, RandomRolloutEvaluator<games::TicTacToe>::Create(
+                                           {.num_rollouts = 1, .seed = 5}));
+  ASSERT_OK(mcts->Run(*evaluator, 8));
+  const int best = mcts->BestAction();
+  const std::vector<int> pv = mcts->PrincipalVariation(best, 4);
+  ASSERT_GE(pv.size(), 2u);
+  ASSERT_LE(pv.size(), 4u);
+  EXPECT_EQ(pv[0], best);
+  // The second move is the most visited child after Advance(best).
+  const std::vector<int> counts = mcts->ChildVisitCounts(best);
+  EXPECT_EQ(counts[pv[1]], *std::max_element(counts.begin(), counts.end()));
+  games::TicTacToe game;
+  for (int action : pv) {  // the line is playable
+    ASSERT_TRUE(game.IsLegal(action));
+    game.Apply(action);
+  }
+  EXPECT_TRUE(mcts->PrincipalVariation(/*an occupied or unknown action=*/99, 4).empty());
+  EXPECT_EQ(mcts->PrincipalVariation(best, 1), std::vector<int>{best});
+}
+
+TEST(MctsAnalysisTest, ReportedScoresAreMeansBelowEachRootChildAndChangeNothing) {
+  // Player 0 leads by 0.5 wherever it is to move; player 1 sees -0.5.
+  testing::ScoringEvaluator<games::ConnectFour> evaluator(
+      [](const games::ConnectFour&) { return 0.0f; },
+      [](const games::ConnectFour& g) { return g.ToPlay() == 0 ? 0.5f : -0.5f; });
+  MctsOptions options;
+  options.num_simulations = 200;
+  ASSERT_OK_AND_ASSIGN(auto plain, Mcts<games::ConnectFour>::Create(games::ConnectFour(), options));
+  ASSERT_OK(plain->Run(evaluator, 4));
+  EXPECT_TRUE(std::isnan(plain->RootChildScore0(3)));
+  EXPECT_FALSE(plain->WantsScores());
+
+  ASSERT_OK_AND_ASSIGN(auto scored,
+                       Mcts<games::ConnectFour>::Create(games::ConnectFour(), options));
+  scored->SetReportScores(true);
+  scored->SetRoot(games::ConnectFour());
+  ASSERT_OK(scored->Run(evaluator, 4));
+  EXPECT_FLOAT_EQ(scored->RootScore0(), 0.5f);
+  for (const ChildStats& c : scored->RootChildren()) {
+    if (c.visits > 0) {
+      EXPECT_FLOAT_EQ(scored->RootChildScore0(c.action), 0.5f) << c.action;
+    }
+  }
+  EXPECT_EQ(scored->VisitCounts(), plain->VisitCounts());  // the search is the same
+}
+
+}  // namespace
+}  // namespace zf::search
