@@ -218,7 +218,7 @@ class GtpEngine {
   }
 
   // Root visits at which an analysis stops searching (and goes on reporting); bounds the tree
-  // (about 2.3 KB a visit on 9 x 9).
+  // (a visit expands at most one node: 36 bytes and 28 a legal move, about 2.3 KB on 9 x 9).
   void set_max_analysis_visits(int visits) { max_visits_ = std::max(1, visits); }
 
  private:
