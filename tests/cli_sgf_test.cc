@@ -18,6 +18,7 @@
 #include "games/go/go.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "replay/log.h"
 #include "search/self_play.h"
 #include "search/uniform_evaluator.h"
 #include "tests/zf_cli_testing.h"
@@ -98,6 +99,7 @@ TEST(CliSgfTest, MatchGamesAreSgfThatAnOutsideParserReadsAndZfReadsBack) {
 TEST(CliSgfTest, StoredSelfPlayGamesExportAsSgf) {
   const std::string dir = zf::testing::ScratchDir("cli_sgf_export");
   const games::Go start = *games::Go::Create(7, 7.5f);
+  std::vector<zerofleet::v1::GameRecord> protos;
   {
     auto sink = actor::FileGameSink::Create({.dir = dir + "/run", .actor_id = "a1"});
     ASSERT_TRUE(sink.ok()) << sink.status();
@@ -113,16 +115,29 @@ TEST(CliSgfTest, StoredSelfPlayGamesExportAsSgf) {
       ASSERT_TRUE(proto.ok()) << proto.status();
       if (seed == 4) proto->clear_actions();  // as records written before 2026-12-06 are
       ASSERT_TRUE((*sink)->Put(*proto, absl::InfiniteFuture()).ok());
+      // The same record in a replay shard's log, as `zf run` keeps its games.
+      protos.push_back(*proto);
     }
     (*sink)->Close();
   }
+  {
+    auto log =
+        replay::Log::Open({.dir = dir + "/run/replay/shard-0"},
+                          [](replay::SegmentId, absl::string_view) { return absl::OkStatus(); });
+    ASSERT_TRUE(log.ok()) << log.status();
+    for (const zerofleet::v1::GameRecord& proto : protos) {
+      ASSERT_TRUE((*log)->Append(proto.SerializeAsString()).ok());
+    }
+  }
   ProcessResult r = Zf({"games", "export", "--sgf", dir + "/sgf", dir + "/run"});
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
-  EXPECT_THAT(r.stdout_text, HasSubstr("exported 3 Go games"));
-  EXPECT_THAT(r.stdout_text, HasSubstr("1 without moves"));
+  // Three from the .zfgames file, the same three from the log (their names get "-1").
+  EXPECT_THAT(r.stdout_text, HasSubstr("exported 6 Go games"));
+  EXPECT_THAT(r.stdout_text, HasSubstr("2 without moves"));
   const std::vector<std::string> files = SgfFiles(dir + "/sgf");
-  ASSERT_EQ(files.size(), 3u);
-  EXPECT_EQ(std::filesystem::path(files[0]).filename(), "a1_1.sgf");
+  ASSERT_EQ(files.size(), 6u);
+  EXPECT_EQ(std::filesystem::path(files[0]).filename(), "a1_1-1.sgf");
+  EXPECT_EQ(std::filesystem::path(files[1]).filename(), "a1_1.sgf");
   ExpectUsageError({"games", "export", dir + "/run"}, "usage: zf games export --sgf DIR");
   ProcessResult missing = Zf({"games", "export", "--sgf", dir + "/sgf", dir + "/nothing"});
   EXPECT_NE(missing.exit_code, 0);
@@ -130,7 +145,7 @@ TEST(CliSgfTest, StoredSelfPlayGamesExportAsSgf) {
 
   const std::optional<std::vector<std::string>> summaries = CheckWithSabaki(files);
   if (!summaries) GTEST_SKIP() << "node or npm missing, or npm ci failed: no @sabaki/sgf";
-  ASSERT_EQ(summaries->size(), 3u);
+  ASSERT_EQ(summaries->size(), 6u);
   for (const std::string& s : *summaries) {
     EXPECT_THAT(s, HasSubstr("\"PB\":\"zerofleet v3\""));
     EXPECT_THAT(s, HasSubstr("\"SZ\":\"7\""));
