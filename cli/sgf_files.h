@@ -5,14 +5,13 @@
 #pragma once
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "sgf/go_sgf.h"
+#include "sgf/sgf.h"
 
 namespace zf::cli {
 
@@ -23,14 +22,13 @@ struct SgfPosition {
   int moves_played = 0;
 };
 
-// Returns: the position; NotFound for a file that cannot be read; InvalidArgument for bad SGF
-// or a --move past the end, each message starting with the file's name.
+// Returns: the position; sgf::ReadFile's errors (NotFound; InvalidArgument for what is no
+// regular file or is too large); InvalidArgument for bad SGF or a --move past the end, each
+// message starting with the file's name.
 inline absl::StatusOr<SgfPosition> ReadSgfPosition(const std::string& path, int move) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot be read"));
-  std::stringstream text;
-  text << in.rdbuf();
-  absl::StatusOr<sgf::GoGameRecord> game = sgf::ReadGoGame(text.str());
+  absl::StatusOr<std::string> text = sgf::ReadFile(path);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<sgf::GoGameRecord> game = sgf::ReadGoGame(*text);
   if (!game.ok())
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", game.status().message()));
   if (move < -1) return absl::InvalidArgumentError(absl::StrCat("--move ", move, " is negative"));

@@ -267,8 +267,14 @@ class MctsPlayer final : public Player<G> {
       move.visits = c.visits;
       move.winrate = 0.5f * (c.value + 1.0f);
       move.prior = c.prior;
-      const float lcb = mcts_->RootLowerConfidenceBound(c.action, kAnalysisLcbStdevs);
-      move.lcb = std::isfinite(lcb) ? std::clamp(0.5f * (lcb + 1.0f), 0.0f, 1.0f) : 0.0f;
+      // The bound's standard error (of value + score utility, the search's own estimate) below
+      // the win-only mean that `winrate` shows; in winrate units, half the value's.
+      const float standard_error = mcts_->RootLowerConfidenceBound(c.action, 0.0f) -
+                                   mcts_->RootLowerConfidenceBound(c.action, 1.0f);
+      move.lcb =
+          std::isfinite(standard_error)
+              ? std::clamp(move.winrate - 0.5f * kAnalysisLcbStdevs * standard_error, 0.0f, 1.0f)
+              : 0.0f;
       move.score_lead = side * points * mcts_->RootChildScore0(c.action);
       move.pv = mcts_->PrincipalVariation(c.action, max_pv_length);
       out.moves.push_back(std::move(move));

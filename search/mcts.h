@@ -859,10 +859,15 @@ class Mcts {
     // Edges: one per legal action of each expanded node; the branching factor rarely reaches
     // NumActions() in large games, so cap the up-front reservation and let the vector grow.
     const size_t edges = nodes * static_cast<size_t>(std::min(num_actions_, 64));
-    nodes_.reserve(nodes);
-    edges_.reserve(edges);
-    spare_nodes_.reserve(nodes);
-    spare_edges_.reserve(edges);
+    // Growing at least geometrically: a budget raised a little at a time (an analysis adds 16
+    // simulations per step) must not copy the whole tree at every step.
+    const auto grow = [](auto& v, size_t n) {
+      if (n > v.capacity()) v.reserve(std::max(n, 2 * v.capacity()));
+    };
+    grow(nodes_, nodes);
+    grow(edges_, edges);
+    grow(spare_nodes_, nodes);
+    grow(spare_edges_, edges);
   }
 
   void ResetTree() {

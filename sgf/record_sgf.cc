@@ -36,6 +36,11 @@ absl::StatusOr<GoGameRecord> GoGameFromRecord(const zerofleet::v1::GameRecord& r
   }
   GoGameRecord game{.start = config->Get<games::Go>()};
   const int num_actions = record.num_actions();
+  if (num_actions != game.start.NumActions()) {
+    return absl::InvalidArgumentError(absl::StrCat("record ", record.game_id(), ": ", num_actions,
+                                                   " actions, ", record.game(), " has ",
+                                                   game.start.NumActions()));
+  }
   std::vector<float> policy(static_cast<size_t>(n) * num_actions, 0.0f);
   if (record.policy().size() == policy.size() * sizeof(float)) {
     std::memcpy(policy.data(), record.policy().data(), record.policy().size());

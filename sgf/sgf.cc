@@ -1,5 +1,8 @@
 #include "sgf/sgf.h"
 
+#include <filesystem>
+#include <fstream>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
@@ -152,6 +155,28 @@ absl::StatusOr<std::vector<GameTree>> Parse(absl::string_view text) {
         absl::StrCat("SGF: ", text.size(), " bytes is more than the ", kMaxBytes, " allowed"));
   }
   return Parser(text).Collection();
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::error_code error;
+  const std::filesystem::file_status status = std::filesystem::status(path, error);
+  if (!std::filesystem::exists(status)) {
+    return absl::NotFoundError(absl::StrCat(path, ": no such file"));
+  }
+  if (!std::filesystem::is_regular_file(status)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file"));
+  }
+  const uintmax_t size = std::filesystem::file_size(path, error);
+  if (error) return absl::InternalError(absl::StrCat(path, ": ", error.message()));
+  if (size > kMaxBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": ", size, " bytes is more than the ", kMaxBytes, " allowed"));
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::string text(static_cast<size_t>(size), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (!in) return absl::InternalError(absl::StrCat(path, ": cannot be read"));
+  return text;
 }
 
 std::string Escape(absl::string_view value) {

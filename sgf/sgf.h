@@ -52,6 +52,12 @@ struct GameTree {
 // Returns: every game tree of the collection, main lines only; InvalidArgument as above.
 absl::StatusOr<std::vector<GameTree>> Parse(absl::string_view text);
 
+// The contents of the SGF file at `path`.
+// Returns: the bytes; NotFound ("PATH: no such file"); InvalidArgument for what is not a regular
+// file (a directory, a FIFO, /dev/zero) or is larger than kMaxBytes, naming it; Internal for
+// an I/O error.
+absl::StatusOr<std::string> ReadFile(const std::string& path);
+
 // `value` escaped for a text or simple-text property value: "\" before every "]" and "\".
 std::string Escape(absl::string_view value);
 

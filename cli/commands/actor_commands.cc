@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
@@ -355,7 +355,7 @@ absl::Status ExportGames(const std::vector<std::string>& paths) {
   }
   ZF_RETURN_IF_ERROR(MakeSgfDir(dir));
   int64_t exported = 0, not_go = 0, no_moves = 0, bad = 0, unreadable = 0;
-  absl::flat_hash_map<std::string, int> names;
+  absl::flat_hash_set<std::string> names;
   std::string first_problem;
   for (const std::string& path : paths) {
     ZF_RETURN_IF_ERROR(ForEachStoredGame(
@@ -370,8 +370,12 @@ absl::Status ExportGames(const std::vector<std::string>& paths) {
             if (first_problem.empty()) first_problem = std::string(game.status().message());
             return absl::OkStatus();
           }
-          std::string name = sgf::FileNameOf(record.game_id());
-          if (const int copies = names[name]++; copies > 0) absl::StrAppend(&name, "-", copies);
+          // A name not issued before ("g", "g-1", "g-2", ...): ids may repeat (a game in
+          // two logs) or map to one name ("a:1" and "a_1").
+          const std::string base = sgf::FileNameOf(record.game_id());
+          std::string name = base;
+          for (int k = 1; names.contains(name); ++k) name = absl::StrCat(base, "-", k);
+          names.insert(name);
           ZF_RETURN_IF_ERROR(
               sgf::WriteGoGameFile((std::filesystem::path(dir) / (name + ".sgf")).string(), *game));
           ++exported;

@@ -39,11 +39,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,6 +65,7 @@
 #include "gtp/vertex.h"
 #include "players/player_spec.h"
 #include "sgf/go_sgf.h"
+#include "sgf/sgf.h"
 
 namespace zf::cli {
 
@@ -182,11 +181,16 @@ class GtpEngine {
     int emitted = 0;
     bool can_grow = true;
     absl::Status error;
-    const int per_move = player_->SimulationsPerMove();
+    // genmove searches exactly what genmove would; an analysis up to max_visits_.
+    const int max_visits = a.genmove ? player_->SimulationsPerMove() : max_visits_;
+    const auto emit_info = [&] {
+      const std::string line = InfoLine(a);
+      if (!line.empty()) emit(line);  // never an empty line: it would end the response
+      ++emitted;
+    };
     while (true) {
-      if (a.genmove && player_->AnalysisReport(0).visits >= per_move) break;
       if (can_grow) {
-        absl::StatusOr<bool> grew = player_->ContinueAnalysis(kAnalysisChunk, max_visits_);
+        absl::StatusOr<bool> grew = player_->ContinueAnalysis(kAnalysisChunk, max_visits);
         if (!grew.ok()) {
           error = grew.status();
           break;
@@ -196,17 +200,17 @@ class GtpEngine {
       }
       const absl::Time now = absl::Now();
       if (timed && now >= next_emit) {
-        emit(InfoLine(a));
-        ++emitted;
+        emit_info();
         next_emit = now + a.interval;
       }
       if (a.genmove) continue;
       const absl::Duration wait = can_grow ? absl::ZeroDuration()
                                   : timed  ? std::max(absl::ZeroDuration(), next_emit - now)
                                            : absl::Milliseconds(100);
-      if ((!timed || emitted > 0) && input_waiting(wait)) break;
+      if (input_waiting(wait)) break;  // the next command (or the end of the input)
     }
-    if (timed && emitted == 0 && error.ok()) emit(InfoLine(a));
+    // Leela Zero's rule: an analysis with an interval reports at least once.
+    if (timed && emitted == 0 && error.ok()) emit_info();
     if (!a.genmove) return "\n";
     if (!error.ok()) return absl::StrCat("play resign\n\n");  // the search failed: no move
     const int action = player_->AnalysisBestAction();
@@ -335,7 +339,8 @@ class GtpEngine {
   }
 
   // One "info move ..." entry per visited move (at least min_moves, at most max_moves), then
-  // kata-analyze's ownership, as one line ending in a newline.
+  // kata-analyze's ownership, as one line ending in a newline; "" when there is nothing to say
+  // (no visited move, maxmoves 0 and no ownership).
   std::string InfoLine(const PendingAnalysis& a) const {
     const players::Analysis report = player_->AnalysisReport(/*max_pv_length=*/20);
     std::string line;
@@ -370,7 +375,7 @@ class GtpEngine {
       for (float v : report.ownership) absl::StrAppendFormat(&line, " %.4f", v);
     }
     (void)a.min_moves;  // moves without visits are never listed: min_moves is met when it can be
-    return line + "\n";
+    return line.empty() ? line : line + "\n";
   }
 
   // loadsgf FILE [MOVE]: the game of an SGF file up to (not including) move MOVE, as GTP 2 says.
@@ -380,11 +385,9 @@ class GtpEngine {
     if (args.size() == 2 && (!absl::SimpleAtoi(args[1], &before) || before < 1)) {
       return Error(absl::StrCat("syntax error: move number \"", args[1], "\""));
     }
-    std::ifstream in(args[0], std::ios::binary);
-    if (!in) return Error(absl::StrCat("cannot load file: ", args[0], " cannot be read"));
-    std::stringstream text;
-    text << in.rdbuf();
-    absl::StatusOr<sgf::GoGameRecord> record = sgf::ReadGoGame(text.str());
+    absl::StatusOr<std::string> text = sgf::ReadFile(args[0]);
+    if (!text.ok()) return Error(absl::StrCat("cannot load file: ", text.status().message()));
+    absl::StatusOr<sgf::GoGameRecord> record = sgf::ReadGoGame(*text);
     if (!record.ok()) return Error(absl::StrCat("cannot load file: ", record.status().message()));
     std::vector<int> moves = record->moves;
     if (before >= 1 && static_cast<size_t>(before - 1) < moves.size()) moves.resize(before - 1);

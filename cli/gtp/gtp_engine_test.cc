@@ -375,6 +375,35 @@ TEST(GtpEngineAnalysisTest, GenmoveAnalyzeSearchesThePlayersBudgetThenPlays) {
   for (const std::string& line : lines) EXPECT_THAT(line, StartsWith("info move "));
 }
 
+TEST(GtpEngineAnalysisTest, NothingToReportPrintsNoEmptyLineBeforeTheEnd) {
+  auto engine = SearchingEngine(64);
+  EXPECT_EQ(engine->Handle("lz-analyze 1 maxmoves 0"), "=\n");
+  const auto [lines, end] = Stream(*engine, 0);
+  EXPECT_TRUE(lines.empty());  // an empty line would have ended the response early
+  EXPECT_EQ(end, "\n");
+}
+
+TEST(GtpEngineAnalysisTest, GenmoveAnalyzeSearchesExactlyThePlayersSimulations) {
+  auto engine = SearchingEngine(50);  // not a multiple of the 16-simulation steps
+  EXPECT_EQ(engine->Handle("lz-genmove_analyze b 1"), "=\n");
+  std::string last;
+  const std::string end = engine->StreamAnalysis([](absl::Duration) { return true; },
+                                                 [&](const std::string& line) { last = line; });
+  EXPECT_THAT(end, StartsWith("play "));
+  ASSERT_FALSE(last.empty());
+  int visits = 0;
+  for (absl::string_view entry : absl::StrSplit(last, " info ")) {
+    const std::vector<std::string> tokens = absl::StrSplit(entry, ' ');
+    for (size_t t = 0; t + 1 < tokens.size(); ++t) {
+      if (tokens[t] == "visits") visits += std::stoi(tokens[t + 1]);
+    }
+  }
+  // The children's visits: at most the root's 50 (before, a 16-simulation step overshot it).
+  EXPECT_LE(visits, 50);
+  EXPECT_GT(visits, 0);
+  EXPECT_EQ(engine->position().NumMoves(), 1);
+}
+
 TEST(GtpEngineAnalysisTest, BadArgumentsAndPlayersThatDoNotSearch) {
   auto engine = SearchingEngine(16);
   EXPECT_EQ(engine->Handle("lz-analyze w 10"), "? illegal move: it is black's turn\n\n");
@@ -411,6 +440,9 @@ TEST(GtpEngineTest, LoadsgfSetsUpTheGameBeforeTheGivenMove) {
   EXPECT_THAT(gtp(absl::StrCat("loadsgf ", path)),
               StartsWith("? cannot load file: B[cc] at move 2: it is White's turn"));
   EXPECT_THAT(gtp("loadsgf /nonexistent.sgf"), StartsWith("? cannot load file: /nonexistent"));
+  EXPECT_EQ(gtp("loadsgf /dev/zero"), "? cannot load file: /dev/zero: not a regular file\n\n");
+  EXPECT_EQ(gtp(absl::StrCat("loadsgf ", ::testing::TempDir())),
+            absl::StrCat("? cannot load file: ", ::testing::TempDir(), ": not a regular file\n\n"));
   EXPECT_EQ(gtp.engine().position().NumMoves(), 2);  // unchanged by the failures
 }
 
