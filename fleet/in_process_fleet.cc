@@ -77,6 +77,7 @@ absl::Status InProcessFleet::Build(const InProcessFleetOptions& o) {
   lo.trainer.seed = o.seed;
   lo.trainer.lr.lr = o.lr;
   lo.lr_scale = o.lr_scale;
+  lo.search_value_weight = o.search_value_weight;
   lo.trainer.weight_decay = 1e-4;
   // On the training thread only (Trainer's contract): the inference server below sets the
   // process-wide count to its own 1.

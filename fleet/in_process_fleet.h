@@ -68,6 +68,7 @@ struct InProcessFleetOptions {
   int batch_size = 256;
   double lr = 0.01;
   std::function<double()> lr_scale;
+  double search_value_weight = 0;  // LearnerOptions::search_value_weight
   int learner_threads = 1;
   int steps_per_checkpoint = 100;
 

@@ -1,5 +1,7 @@
 #include "learner/learner.h"
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -11,6 +13,38 @@
 #include "common/status_macros.h"
 
 namespace zf::learner {
+
+absl::Status BlendSearchValue(double weight, zerofleet::v1::SampleBatch* batch) {
+  if (!(weight >= 0 && weight <= 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("search value weight must be in [0, 1], got ", weight));
+  }
+  if (weight == 0) return absl::OkStatus();
+  const size_t b = static_cast<size_t>(std::max(batch->batch_size(), 0));
+  if (batch->value().size() != 4 * b) {
+    return absl::InvalidArgumentError(absl::StrCat("batch value has ", batch->value().size(),
+                                                   " bytes, expected ", 4 * b));
+  }
+  if (batch->search_value().size() != 4 * b) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "batch search_value has ", batch->search_value().size(), " bytes, expected ", 4 * b,
+        " (a replay shard older than search values cannot serve --search_value_weight)"));
+  }
+  const float w = static_cast<float>(weight);
+  char* value = batch->mutable_value()->data();
+  const char* search = batch->search_value().data();
+  for (size_t i = 0; i < b; ++i) {
+    float z, q;
+    std::memcpy(&z, value + 4 * i, 4);
+    std::memcpy(&q, search + 4 * i, 4);
+    if (!(q >= -1 && q <= 1)) {
+      return absl::InvalidArgumentError(absl::StrCat("batch search_value ", i, " is ", q));
+    }
+    const float blended = (1 - w) * z + w * q;
+    std::memcpy(value + 4 * i, &blended, 4);
+  }
+  return absl::OkStatus();
+}
 
 absl::Status LearnerOptions::Validate() const {
   ZF_RETURN_IF_ERROR(trainer.Validate());
@@ -30,6 +64,10 @@ absl::Status LearnerOptions::Validate() const {
   if (max_steps < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("learner: max_steps must be >= 0, got ", max_steps));
+  }
+  if (!(search_value_weight >= 0 && search_value_weight <= 1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "learner: search_value_weight must be in [0, 1], got ", search_value_weight));
   }
   if (!batch_source) {
     replay::ReplaySamplerOptions s = sampler;
@@ -214,6 +252,11 @@ absl::Status Learner::Run() {
         break;
       }
       trainer_->set_lr_scale(scale);
+    }
+    if (absl::Status blended = BlendSearchValue(options_.search_value_weight, &*batch);
+        !blended.ok()) {
+      result = blended;
+      break;
     }
     const absl::Time step_start = absl::Now();
     absl::StatusOr<StepResult> step = trainer_->Step(*batch);

@@ -71,6 +71,10 @@ struct LearnerOptions {
   // trainer's schedule for that step (Trainer::set_lr_scale), e.g. zf run's decay over the last
   // part of a timed run. null: 1. Another value ends Run with InvalidArgument.
   std::function<double()> lr_scale;
+  // The value head's target: (1 - w) x the game's result + w x the search's value at the
+  // position (SampleBatch.search_value; the "z and q averaged" target of AlphaZero
+  // reimplementations), w in [0, 1]. 0: the result alone, as AlphaZero.
+  double search_value_weight = 0;
   // Called after each publication (on Run's thread), e.g. to wake a ModelServer.
   std::function<void(const model::CheckpointManifest&)> on_publish;
   // Where the metrics go; null: a registry of the learner's own.
@@ -79,6 +83,12 @@ struct LearnerOptions {
   // Returns: OK; InvalidArgument naming the bad field.
   absl::Status Validate() const;
 };
+
+// Replaces each row of batch->value with (1 - weight) x value + weight x search_value.
+// Returns: OK (weight 0 changes nothing); InvalidArgument when weight is outside [0, 1], or when
+//          weight > 0 and search_value is missing (a shard older than the field), has the wrong
+//          size, or holds a value outside [-1, 1].
+absl::Status BlendSearchValue(double weight, zerofleet::v1::SampleBatch* batch);
 
 struct LearnerStats {
   int64_t steps = 0;  // trainer steps (restored step included)

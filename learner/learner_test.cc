@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -21,6 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::zf::testing::StatusIs;
 
 class LearnerTest : public ::testing::Test {
  protected:
@@ -211,6 +213,63 @@ TEST_F(LearnerTest, LrScaleMultipliesTheScheduleAndABadOneStopsTheRun) {
     EXPECT_THAT(run.message(), ::testing::HasSubstr("lr_scale")) << run;
     EXPECT_EQ(learner->stats().steps, 4) << "no step taken with scale " << bad;
   }
+}
+
+TEST(BlendSearchValueTest, MixesTheResultWithTheSearchValueRowByRow) {
+  zerofleet::v1::SampleBatch batch;
+  batch.set_batch_size(3);
+  const float z[] = {1, -1, 0}, q[] = {0.5f, 0.25f, -1};
+  batch.mutable_value()->assign(reinterpret_cast<const char*>(z), sizeof(z));
+  batch.mutable_search_value()->assign(reinterpret_cast<const char*>(q), sizeof(q));
+  zerofleet::v1::SampleBatch unchanged = batch;
+  ASSERT_OK(BlendSearchValue(0, &unchanged));
+  EXPECT_EQ(unchanged.value(), batch.value());
+  ASSERT_OK(BlendSearchValue(0.5, &batch));
+  float v[3];
+  std::memcpy(v, batch.value().data(), sizeof(v));
+  EXPECT_FLOAT_EQ(v[0], 0.75f);
+  EXPECT_FLOAT_EQ(v[1], -0.375f);
+  EXPECT_FLOAT_EQ(v[2], -0.5f);
+}
+
+TEST(BlendSearchValueTest, RefusesAMissingOrBadSearchValue) {
+  zerofleet::v1::SampleBatch batch;
+  batch.set_batch_size(2);
+  const float z[] = {1, -1}, q[] = {0.5f, 3};
+  batch.mutable_value()->assign(reinterpret_cast<const char*>(z), sizeof(z));
+  zerofleet::v1::SampleBatch missing = batch;
+  EXPECT_THAT(BlendSearchValue(0.5, &missing),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("older than search values")));
+  EXPECT_OK(BlendSearchValue(0, &missing));  // weight 0 needs no search values
+  batch.mutable_search_value()->assign(reinterpret_cast<const char*>(q), sizeof(q));
+  EXPECT_THAT(BlendSearchValue(0.5, &batch),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("search_value 1 is 3")));
+  EXPECT_THAT(BlendSearchValue(1.5, &batch),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("[0, 1]")));
+}
+
+// The learner blends before each step; a weight outside [0, 1] is refused at Create.
+TEST_F(LearnerTest, SearchValueWeightIsValidatedAndUsedEachStep) {
+  LearnerOptions bad = Options(/*max_steps=*/2);
+  bad.search_value_weight = 1.5;
+  EXPECT_THAT(Learner::Create(bad).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("search_value_weight")));
+  LearnerOptions o = Options(/*max_steps=*/2);
+  o.search_value_weight = 0.5;  // MakeBatch carries no search values: the run stops, saying so
+  ASSERT_OK_AND_ASSIGN(auto learner, Learner::Create(o));
+  absl::Status run = learner->Run();
+  EXPECT_THAT(run, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("search_value")));
+  EXPECT_EQ(learner->stats().steps_this_run, 0);
+  LearnerOptions with = Options(/*max_steps=*/2);
+  with.search_value_weight = 0.5;
+  with.batch_source = [](absl::Time) -> absl::StatusOr<zerofleet::v1::SampleBatch> {
+    auto b = testing::MakeBatch(testing::TinyShape(), 16, 1);
+    b.set_search_value(b.value());
+    return b;
+  };
+  ASSERT_OK_AND_ASSIGN(auto good, Learner::Create(with));
+  ASSERT_OK(good->Run());
+  EXPECT_EQ(good->stats().steps_this_run, 2);
 }
 
 TEST_F(LearnerTest, RefusesAnotherNetworkInTheDirectory) {

@@ -89,7 +89,8 @@ InsertResult Table::Insert(const GameRecord& record, LogLocation location) {
     num_positions_ -= old.n;
     payload_bytes_ -= static_cast<int64_t>(old.planes.size() + old.policy.size() +
                                            old.to_play.size() + old.full_search.size() +
-                                           old.ownership.size());
+                                           old.ownership.size() +
+                                           old.root_values.size() * sizeof(float));
     if (!old.ownership.empty()) --games_with_ownership_;
     stored_ids_.erase(old.id);
     result.evicted.push_back(EvictedGame{old.id, old.n, old.location});
@@ -112,12 +113,16 @@ InsertResult Table::Insert(const GameRecord& record, LogLocation location) {
     g.score = record.final_score();
     ++games_with_ownership_;
   }
+  if (record.root_values_size() == n) {
+    g.root_values.assign(record.root_values().begin(), record.root_values().end());
+  }
   for (int64_t v : record.model_versions()) g.model_version = std::max(g.model_version, v);
   g.symmetries = InternSymmetries(record);
   next_position_ += n;
   num_positions_ += n;
   payload_bytes_ += static_cast<int64_t>(g.planes.size() + g.policy.size() + g.to_play.size() +
-                                         g.full_search.size() + g.ownership.size());
+                                         g.full_search.size() + g.ownership.size() +
+                                         g.root_values.size() * sizeof(float));
   stored_ids_.insert(g.id);
   return result;
 }
@@ -147,9 +152,11 @@ absl::Status Table::Sample(int batch_size, std::mt19937_64& rng, SampleBatch* ba
   std::string* policy = batch->mutable_policy();
   std::string* value = batch->mutable_value();
   std::string* mask = batch->mutable_policy_mask();
+  std::string* search_value = batch->mutable_search_value();
   planes->resize(batch_size * plane_values);
   policy->resize(batch_size * a * 4);
   value->resize(batch_size * 4);
+  search_value->resize(batch_size * 4);
   mask->resize(batch_size);
   // Ownership and score rows only while some stored game has them (Go); zeros and mask 0 for
   // rows whose game has none.
@@ -202,6 +209,8 @@ absl::Status Table::Sample(int batch_size, std::mt19937_64& rng, SampleBatch* ba
     const uint8_t player = static_cast<uint8_t>(g.to_play[i]);
     const float v = g.returns[player];
     std::memcpy(value->data() + row * 4, &v, 4);
+    const float q = g.root_values.empty() ? v : g.root_values[i];
+    std::memcpy(search_value->data() + row * 4, &q, 4);
     if (aux && !g.ownership.empty()) {
       // From player 0's side to the side of the player to move, under the planes' symmetry.
       const int8_t sign = player == 0 ? 1 : -1;

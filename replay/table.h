@@ -105,7 +105,8 @@ class Table {
 
   int64_t num_positions() const ABSL_LOCKS_EXCLUDED(mu_);
   int64_t num_games() const ABSL_LOCKS_EXCLUDED(mu_);
-  // Bytes of packed tensors held (planes, policy, per-position flags), for memory accounting.
+  // Bytes of packed tensors held (planes, policy, per-position flags, root values), for memory
+  // accounting.
   int64_t payload_bytes() const ABSL_LOCKS_EXCLUDED(mu_);
   // The game, shape and action count fixed by the first stored game (or the options); nullopt
   // before then.
@@ -133,6 +134,7 @@ class Table {
     float returns[2] = {0, 0};
     std::string ownership;       // int8 [H*W] from player 0's side, or empty
     float score = 0;             // player 0's final margin, when ownership is not empty
+    std::vector<float> root_values;  // [n]: the search's value for to_play[i], or empty
     int64_t model_version = 0;   // newest that played it
     std::shared_ptr<const SymmetrySet> symmetries;  // null when none
   };

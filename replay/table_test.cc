@@ -110,6 +110,36 @@ TEST(TableTest, SampleBuildsPackedTensorsWithTargetsFromTheMoversView) {
   }
 }
 
+// search_value is the record's root value for the position's player to move (a scalar: no
+// symmetry touches it), and the result itself for a game recorded without root values.
+TEST(TableTest, SearchValueIsTheRootValueOrTheResult) {
+  ASSERT_OK_AND_ASSIGN(auto table, Table::Create(Options(20)));
+  GameRecord searched = MakeRecord("searched", 3, /*first_value=*/10);
+  for (float q : {0.25f, -0.5f, 0.75f}) searched.add_root_values(q);
+  table->Insert(searched, 1);
+  table->Insert(MakeRecord("plain", 2, /*first_value=*/50), 1);
+  std::mt19937_64 rng(3);
+  SampleBatch batch;
+  ASSERT_OK(table->Sample(200, rng, &batch));
+  const std::vector<float> value = UnpackFloats(batch.value());
+  const std::vector<float> search = UnpackFloats(batch.search_value());
+  ASSERT_EQ(search.size(), 200u);
+  int from_search = 0;
+  for (int row = 0; row < 200; ++row) {
+    const int first = static_cast<uint8_t>(batch.planes()[row * 8]);
+    if (first >= 50) {
+      EXPECT_EQ(search[row], value[row]) << "row " << row;
+    } else {
+      ++from_search;
+      const float expected[] = {0.25f, -0.5f, 0.75f};
+      EXPECT_EQ(search[row], expected[first - 10]) << "row " << row;
+    }
+  }
+  EXPECT_GT(from_search, 0);
+  // Root values count in the payload: 4 bytes a position beyond the 26 of the plain record.
+  EXPECT_EQ(table->payload_bytes(), 3 * (26 + 4) + 2 * 26);
+}
+
 // Positions, not games, are sampled uniformly: a 1-position game and a 9-position game are hit
 // in proportion 1:9, and each position about equally often.
 TEST(TableTest, SamplingIsUniformOverPositions) {

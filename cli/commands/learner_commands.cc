@@ -49,6 +49,9 @@ ABSL_FLAG(int64_t, warmup_steps, 0, "learner: linear learning-rate warm-up steps
 ABSL_FLAG(double, weight_decay, -1,
           "learner: weight decay; negative (the default): 1e-4 for sgd (L2), 1e-2 for adamw "
           "(decoupled)");
+ABSL_FLAG(double, search_value_weight, 0,
+          "learner, run: the value head's target is (1 - W) x the game's result + W x the "
+          "search's value at the position, W in [0, 1] (0: the result alone)");
 ABSL_FLAG(int64_t, max_steps, 0, "learner: stop after this many steps in total (0: never)");
 ABSL_FLAG(int, threads, 0,
           "learner: LibTorch intra-op threads (0: OMP_NUM_THREADS when set, else all cores)");
@@ -122,6 +125,9 @@ absl::Status RunLearner(const std::vector<std::string>& args) {
     return absl::InvalidArgumentError(
         absl::StrCat("--batch_size is ", options.batch_size, ", expected 1..65536"));
   }
+  options.search_value_weight = absl::GetFlag(FLAGS_search_value_weight);
+  ZF_RETURN_IF_ERROR(
+      CheckRealFlagRange("search_value_weight", options.search_value_weight, 0, 1));
   options.steps_per_checkpoint = absl::GetFlag(FLAGS_steps_per_checkpoint);
   options.keep_checkpoints = absl::GetFlag(FLAGS_keep_checkpoints);
   options.max_steps = max_steps;
@@ -217,7 +223,7 @@ std::vector<Command> LearnerCommands() {
        "zf learner --game G --replay ADDR[,ADDR...] --dir DIR [--listen ADDR] [--batch_size N] "
        "[--steps_per_checkpoint K] [--lr X] [--optimizer sgd|adamw] [--lr_schedule "
        "constant|step|cosine] [--blocks B --filters F] [--aux_heads] [--global_pooling] "
-       "[--max_steps N] [--threads N] "
+       "[--search_value_weight W] [--max_steps N] [--threads N] "
        "[--metrics_listen ADDR]",
        WithLogFileFlag(WithTlsFlags({"game",
                                      "replay",
@@ -232,6 +238,7 @@ std::vector<Command> LearnerCommands() {
                                      "lr_step_every",
                                      "warmup_steps",
                                      "weight_decay",
+                                     "search_value_weight",
                                      "blocks",
                                      "filters",
                                      "aux_heads",

@@ -107,6 +107,8 @@ ABSL_FLAG(double, lr_final_fraction, 0.1,
           "the base rate, (0, 1]");
 // Defined with `zf replay`, whose flag it is too.
 ABSL_DECLARE_FLAG(double, samples_per_insert);
+// Defined with `zf learner`, whose flag it is too.
+ABSL_DECLARE_FLAG(double, search_value_weight);
 // Defined with `zf actor`, whose flags they are too.
 ABSL_DECLARE_FLAG(int, games_per_worker);
 ABSL_DECLARE_FLAG(int, requests_in_flight);
@@ -142,6 +144,7 @@ struct RunConfig {
   int64_t capacity = 100'000;         // per shard, positions
   int64_t min_size_to_sample = 1000;  // per shard
   double samples_per_insert = 4;
+  double search_value_weight = 0;  // LearnerOptions::search_value_weight; 0: the result alone
   int eval_games = 20;
   int eval_sims = 64;
   std::string eval_vs = "mcts:200";
@@ -167,6 +170,7 @@ struct RunConfig {
         ", \"steps_per_checkpoint\": ", steps_per_checkpoint, ", \"capacity\": ", capacity,
         ", \"min_size_to_sample\": ", min_size_to_sample,
         ", \"samples_per_insert\": ", JsonNumber(samples_per_insert),
+        ", \"search_value_weight\": ", JsonNumber(search_value_weight),
         ", \"eval_games\": ", eval_games, ", \"eval_sims\": ", eval_sims,
         ", \"eval_vs\": ", JsonString(eval_vs), ", \"seed\": ", seed, "}\n");
   }
@@ -299,6 +303,7 @@ absl::StatusOr<RunConfig> ReadConfig(const std::string& path) {
   ZF_RETURN_IF_ERROR(get("capacity", &c.capacity));
   ZF_RETURN_IF_ERROR(get("min_size_to_sample", &c.min_size_to_sample));
   ZF_RETURN_IF_ERROR(get("samples_per_insert", &c.samples_per_insert));
+  ZF_RETURN_IF_ERROR(get("search_value_weight", &c.search_value_weight, kOptional));
   ZF_RETURN_IF_ERROR(get("eval_games", &c.eval_games));
   ZF_RETURN_IF_ERROR(get("eval_sims", &c.eval_sims));
   ZF_RETURN_IF_ERROR(get("eval_vs", &c.eval_vs));
@@ -598,6 +603,11 @@ absl::Status RunRun(const std::vector<std::string>& args) {
       ZF_RETURN_IF_ERROR(
           CheckRealFlagRange("samples_per_insert", config.samples_per_insert, 0.1, 1000));
     }
+    if (FlagGiven("search_value_weight")) {
+      config.search_value_weight = absl::GetFlag(FLAGS_search_value_weight);
+      ZF_RETURN_IF_ERROR(
+          CheckRealFlagRange("search_value_weight", config.search_value_weight, 0, 1));
+    }
     if (uint64_t seed = absl::GetFlag(FLAGS_seed); seed != 0) config.seed = seed;
   }
   // The learning-rate schedule is the one setting a --resume may change (run.json then records
@@ -679,6 +689,10 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     absl::StrAppend(&extras, ", fast searches of ", config.selfplay_fast_sims, " simulations");
   }
   if (learner_threads > 1) absl::StrAppend(&extras, ", learner on ", learner_threads, " threads");
+  if (config.search_value_weight > 0) {
+    absl::StrAppend(&extras, ", value target ", 1 - config.search_value_weight, " result + ",
+                    config.search_value_weight, " search value");
+  }
   std::string schedule;
   if (lr_decays) {
     schedule = absl::StrFormat(", learning rate %g falling to %g over the last %g minutes",
@@ -707,6 +721,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   fo.samples_per_insert = config.samples_per_insert;
   fo.batch_size = config.batch_size;
   fo.lr = config.lr;
+  fo.search_value_weight = config.search_value_weight;
   if (lr_decays) {
     // Over this invocation's --minutes, counted from here (the fleet's start-up is seconds).
     const absl::Time decay_start = absl::Now();
@@ -1037,7 +1052,7 @@ std::vector<Command> RunCommands() {
        "zf run --game G [--dir DIR] [--minutes M] [--net BxF] [--shards N] [--selfplay_sims N] "
        "[--selfplay_fast_sims N] [--games_per_worker N] [--requests_in_flight N] "
        "[--reanalysis_share X] "
-       "[--samples_per_insert X] "
+       "[--samples_per_insert X] [--search_value_weight W] "
        "[--forced_playout_k K] [--gumbel_considered_actions M] [--score_utility L] "
        "[--[no]aux_heads] [--global_pooling] "
        "[--lr_decay_fraction F] [--lr_final_fraction R] "
@@ -1059,6 +1074,7 @@ std::vector<Command> RunCommands() {
                         "requests_in_flight",
                         "reanalysis_share",
                         "samples_per_insert",
+                        "search_value_weight",
                         "forced_playout_k",
                         "gumbel_considered_actions",
                         "score_utility",
