@@ -22,8 +22,8 @@ absl::Status BlendSearchValue(double weight, zerofleet::v1::SampleBatch* batch) 
   if (weight == 0) return absl::OkStatus();
   const size_t b = static_cast<size_t>(std::max(batch->batch_size(), 0));
   if (batch->value().size() != 4 * b) {
-    return absl::InvalidArgumentError(absl::StrCat("batch value has ", batch->value().size(),
-                                                   " bytes, expected ", 4 * b));
+    return absl::InvalidArgumentError(
+        absl::StrCat("batch value has ", batch->value().size(), " bytes, expected ", 4 * b));
   }
   if (batch->search_value().size() != 4 * b) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -66,8 +66,8 @@ absl::Status LearnerOptions::Validate() const {
         absl::StrCat("learner: max_steps must be >= 0, got ", max_steps));
   }
   if (!(search_value_weight >= 0 && search_value_weight <= 1)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "learner: search_value_weight must be in [0, 1], got ", search_value_weight));
+    return absl::InvalidArgumentError(
+        absl::StrCat("learner: search_value_weight must be in [0, 1], got ", search_value_weight));
   }
   if (!batch_source) {
     replay::ReplaySamplerOptions s = sampler;

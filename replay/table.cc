@@ -20,9 +20,9 @@ absl::Status TableOptions::Validate() const {
     return absl::InvalidArgumentError("max_positions_per_game must be >= 1");
   }
   if (capacity_positions < max_positions_per_game) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("capacity_positions (", capacity_positions,
-                     ") must be >= max_positions_per_game (", max_positions_per_game, ")"));
+    return absl::InvalidArgumentError(absl::StrCat("capacity_positions (", capacity_positions,
+                                                   ") must be >= max_positions_per_game (",
+                                                   max_positions_per_game, ")"));
   }
   if (max_id_bytes < 1 || max_plane_values < 1 || max_actions < 1 || max_symmetries < 0) {
     return absl::InvalidArgumentError(
@@ -87,10 +87,7 @@ InsertResult Table::Insert(const GameRecord& record, LogLocation location) {
   while (num_positions_ + n > options_.capacity_positions) {
     StoredGame& old = games_.front();
     num_positions_ -= old.n;
-    payload_bytes_ -= static_cast<int64_t>(old.planes.size() + old.policy.size() +
-                                           old.to_play.size() + old.full_search.size() +
-                                           old.ownership.size() +
-                                           old.root_values.size() * sizeof(float));
+    payload_bytes_ -= old.PayloadBytes();
     if (!old.ownership.empty()) --games_with_ownership_;
     stored_ids_.erase(old.id);
     result.evicted.push_back(EvictedGame{old.id, old.n, old.location});
@@ -120,9 +117,7 @@ InsertResult Table::Insert(const GameRecord& record, LogLocation location) {
   g.symmetries = InternSymmetries(record);
   next_position_ += n;
   num_positions_ += n;
-  payload_bytes_ += static_cast<int64_t>(g.planes.size() + g.policy.size() + g.to_play.size() +
-                                         g.full_search.size() + g.ownership.size() +
-                                         g.root_values.size() * sizeof(float));
+  payload_bytes_ += g.PayloadBytes();
   stored_ids_.insert(g.id);
   return result;
 }

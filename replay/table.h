@@ -50,7 +50,7 @@ struct TableOptions {
   int max_id_bytes = 128;
   int max_plane_values = 64 * 32 * 32;  // C * H * W of one position
   int max_actions = 4096;
-  double policy_tolerance = 1e-3;       // |sum of a full-search row - 1|
+  double policy_tolerance = 1e-3;  // |sum of a full-search row - 1|
   int max_symmetries = 16;
   // If set, the shape every game must have; otherwise the first stored game fixes it.
   std::optional<std::string> game;
@@ -127,16 +127,23 @@ class Table {
     LogLocation location = 0;
     int64_t first_position = 0;  // global index of position 0 (monotonic over the table's life)
     int32_t n = 0;
-    std::string planes;          // uint8 [n, C, H, W]
-    std::string policy;          // float32 [n, A]
-    std::string to_play;         // uint8 [n]
-    std::string full_search;     // uint8 [n]
+    std::string planes;       // uint8 [n, C, H, W]
+    std::string policy;       // float32 [n, A]
+    std::string to_play;      // uint8 [n]
+    std::string full_search;  // uint8 [n]
     float returns[2] = {0, 0};
-    std::string ownership;       // int8 [H*W] from player 0's side, or empty
-    float score = 0;             // player 0's final margin, when ownership is not empty
+    std::string ownership;           // int8 [H*W] from player 0's side, or empty
+    float score = 0;                 // player 0's final margin, when ownership is not empty
     std::vector<float> root_values;  // [n]: the search's value for to_play[i], or empty
-    int64_t model_version = 0;   // newest that played it
+    int64_t model_version = 0;       // newest that played it
     std::shared_ptr<const SymmetrySet> symmetries;  // null when none
+
+    // Bytes of packed tensors held: what payload_bytes() counts for this game.
+    int64_t PayloadBytes() const {
+      return static_cast<int64_t>(planes.size() + policy.size() + to_play.size() +
+                                  full_search.size() + ownership.size() +
+                                  root_values.size() * sizeof(float));
+    }
   };
 
   explicit Table(const TableOptions& options) : options_(options) {}

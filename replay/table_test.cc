@@ -16,12 +16,12 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
+using zerofleet::v1::GameRecord;
+using zerofleet::v1::SampleBatch;
 using ::zf::replay::testing::MakeRecord;
 using ::zf::replay::testing::PackFloats;
 using ::zf::replay::testing::UnpackFloats;
 using ::zf::testing::StatusIs;
-using zerofleet::v1::GameRecord;
-using zerofleet::v1::SampleBatch;
 
 TableOptions Options(int64_t capacity) {
   TableOptions o;
@@ -155,7 +155,7 @@ TEST(TableTest, SamplingIsUniformOverPositions) {
     ASSERT_OK(table->Sample(kBatch, rng, &batch));
     for (int row = 0; row < kBatch; ++row) ++hits[static_cast<uint8_t>(batch.planes()[row * 8])];
   }
-  ASSERT_EQ(hits.size(), 15u);  // every position was drawn
+  ASSERT_EQ(hits.size(), 15u);                       // every position was drawn
   const double expected = kBatches * kBatch / 15.0;  // 2666.7 per position
   for (const auto& [value, count] : hits) {
     EXPECT_NEAR(count, expected, 0.1 * expected) << "position with plane value " << value;
@@ -251,7 +251,8 @@ TEST(TableTest, OwnershipAndScoreFollowTheMoverAndTheSymmetry) {
   for (int row = 0; row < 400; ++row) {
     const int first = static_cast<uint8_t>(batch.planes()[row * 8]);
     std::vector<int> owner;
-    for (int k = 0; k < 4; ++k) owner.push_back(static_cast<int8_t>(batch.ownership()[row * 4 + k]));
+    for (int k = 0; k < 4; ++k)
+      owner.push_back(static_cast<int8_t>(batch.ownership()[row * 4 + k]));
     if (first >= 50) {  // the game without targets
       ++plain;
       EXPECT_EQ(batch.aux_mask()[row], 0);

@@ -126,8 +126,7 @@ absl::Status RunLearner(const std::vector<std::string>& args) {
         absl::StrCat("--batch_size is ", options.batch_size, ", expected 1..65536"));
   }
   options.search_value_weight = absl::GetFlag(FLAGS_search_value_weight);
-  ZF_RETURN_IF_ERROR(
-      CheckRealFlagRange("search_value_weight", options.search_value_weight, 0, 1));
+  ZF_RETURN_IF_ERROR(CheckRealFlagRange("search_value_weight", options.search_value_weight, 0, 1));
   options.steps_per_checkpoint = absl::GetFlag(FLAGS_steps_per_checkpoint);
   options.keep_checkpoints = absl::GetFlag(FLAGS_keep_checkpoints);
   options.max_steps = max_steps;
