@@ -78,7 +78,8 @@ absl::Status InProcessFleet::Build(const InProcessFleetOptions& o) {
   lo.trainer.lr.lr = o.lr;
   lo.lr_scale = o.lr_scale;
   lo.search_value_weight = o.search_value_weight;
-  lo.trainer.weight_decay = 1e-4;
+  lo.trainer.optimizer = o.optimizer;
+  lo.trainer.weight_decay = learner::DefaultWeightDecay(o.optimizer);
   // On the training thread only (Trainer's contract): the inference server below sets the
   // process-wide count to its own 1.
   lo.trainer.intra_op_threads = o.learner_threads;

@@ -63,9 +63,11 @@ struct InProcessFleetOptions {
   int64_t min_size_to_sample = 0;
   double samples_per_insert = 1;
 
-  // Learner: positions per step, learning rate (scaled each step by lr_scale when set), its
-  // LibTorch threads, and the steps between checkpoints.
+  // Learner: positions per step, optimizer (with its default weight decay), learning rate
+  // (scaled each step by lr_scale when set), its LibTorch threads, and the steps between
+  // checkpoints.
   int batch_size = 256;
+  learner::OptimizerKind optimizer = learner::OptimizerKind::kSgd;
   double lr = 0.01;
   std::function<double()> lr_scale;
   double search_value_weight = 0;  // LearnerOptions::search_value_weight

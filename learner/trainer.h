@@ -53,6 +53,12 @@ enum class OptimizerKind { kSgd, kAdamW };
 // "sgd" / "adamw". Returns: the kind; InvalidArgument otherwise.
 absl::StatusOr<OptimizerKind> ParseOptimizerKind(const std::string& name);
 
+// The weight decay each kind gets when none is given: SGD's L2 penalty of 1e-4 (AlphaZero's),
+// AdamW's decoupled 1e-2 (PyTorch's default).
+constexpr double DefaultWeightDecay(OptimizerKind kind) {
+  return kind == OptimizerKind::kAdamW ? 1e-2 : 1e-4;
+}
+
 struct TrainerOptions {
   // Canonical game name (recorded in checkpoints; a batch naming another game is refused).
   std::string game;

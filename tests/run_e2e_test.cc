@@ -230,17 +230,24 @@ TEST(RunE2eTest, GoDefaultsAndTheFlagsThatTurnThemOff) {
   EXPECT_THAT(few, HasSubstr("\"selfplay_sims\": 8, \"selfplay_fast_sims\": 8,"));
   EXPECT_THAT(few, HasSubstr("\"games_per_worker\": 12, \"requests_in_flight\": 3,"));
   EXPECT_THAT(few_line, HasSubstr("fast searches of 8 simulations, learner on 2 threads"));
-  // --samples_per_insert sets the shards' rate limiter and is recorded for --resume;
-  // --gumbel_considered_actions 0 turns Go's default root rule off.
+  // --samples_per_insert sets the shards' rate limiter, --capacity their windows, --optimizer,
+  // --lr and --batch_size the learner; each is recorded for --resume. --gumbel_considered_actions
+  // 0 turns Go's default root rule off.
   const auto [plain_line, plain] =
       run({"--score_utility", "0", "--selfplay_fast_sims", "8", "--samples_per_insert", "8",
-           "--gumbel_considered_actions", "0"});
+           "--gumbel_considered_actions", "0", "--capacity", "5000", "--optimizer", "adamw", "--lr",
+           "0.005", "--batch_size", "64"});
+  EXPECT_THAT(plain, HasSubstr("\"batch_size\": 64, \"optimizer\": \"adamw\", \"lr\": 0.005,"));
+  EXPECT_THAT(plain, HasSubstr("\"capacity\": 5000,"));
   EXPECT_THAT(plain, HasSubstr("\"score_utility\": 0, \"gumbel_considered_actions\": 0,"));
   EXPECT_THAT(plain, HasSubstr("\"selfplay_fast_sims\": 8,"));
   EXPECT_THAT(plain, HasSubstr("\"samples_per_insert\": 8,"));
   EXPECT_THAT(plain_line,
-              HasSubstr("with ownership and score heads, fast searches of 8 simulations, 2 replay "
-                        "shards at 8 samples per insert"));
+              HasSubstr("with ownership and score heads, fast searches of 8 simulations, optimizer "
+                        "adamw, 2 replay shards at 8 samples per insert"));
+  // Without them, the game's own: SGD at 0.02 in batches of 256 over windows of 200,000.
+  EXPECT_THAT(defaults, HasSubstr("\"batch_size\": 256, \"optimizer\": \"sgd\", \"lr\": 0.02,"));
+  EXPECT_THAT(defaults, HasSubstr("\"capacity\": 200000,"));
 }
 
 // run.json is read back with nlohmann-json: a damaged file is refused naming what is wrong, never
@@ -303,6 +310,14 @@ TEST(RunE2eTest, BadInputIsAUsageError) {
                    "--learner_threads is 0, expected 1..64");
   ExpectUsageError({"run", "--game", "go:5", "--samples_per_insert", "0"},
                    "--samples_per_insert is 0, expected 0.1..1000");
+  ExpectUsageError({"run", "--game", "go:5", "--optimizer", "adam"},
+                   "--optimizer must be sgd or adamw, got \"adam\"");
+  ExpectUsageError({"run", "--game", "go:5", "--lr", "0"}, "--lr is 0, expected 1e-06..10");
+  ExpectUsageError({"run", "--game", "go:5", "--batch_size", "0"},
+                   "--batch_size is 0, expected 1..65536");
+  // A window smaller than the size a shard waits for before sampling would never train.
+  ExpectUsageError({"run", "--game", "go:5", "--capacity", "1000"},
+                   "--capacity is 1000, expected 2000..100000000");
   ExpectUsageError({"run", "--game", "go:5", "--noaux_heads", "--score_utility", "0.3"},
                    "score head");
   // Aux heads need a game with final ownership; the refusal leaves no run directory behind.
@@ -325,6 +340,8 @@ TEST(RunE2eTest, BadInputIsAUsageError) {
   ExpectUsageError(
       {"run", "--resume", "--dir", TempDir("zf-run-fixed"), "--requests_in_flight", "4"},
       "--requests_in_flight is fixed by the run");
+  ExpectUsageError({"run", "--resume", "--dir", TempDir("zf-run-fixed"), "--lr", "0.01"},
+                   "--lr is fixed by the run");
 }
 
 }  // namespace

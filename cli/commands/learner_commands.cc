@@ -34,12 +34,16 @@
 
 // Defined by `zf replay` (cli/commands/replay_commands.cc); the learner's run directory.
 
-ABSL_FLAG(int, batch_size, 256, "learner: positions per training batch (1..65536)");
+ABSL_FLAG(
+    int, batch_size, 256,
+    "learner, run: positions per training batch, 1..65536 (zf run: the game's default when not "
+    "given: 256, tic-tac-toe 128)");
 ABSL_FLAG(int64_t, steps_per_checkpoint, 1000,
           "learner: optimizer steps between published checkpoints (>= 1)");
 ABSL_FLAG(int, keep_checkpoints, 5, "learner: checkpoint files kept in DIR/checkpoints (>= 1)");
-ABSL_FLAG(double, lr, 0.02, "learner: base learning rate (> 0)");
-ABSL_FLAG(std::string, optimizer, "sgd", "learner: sgd (momentum 0.9) or adamw");
+ABSL_FLAG(double, lr, 0.02, "learner, run: base learning rate (> 0; zf run: 1e-6..10)");
+ABSL_FLAG(std::string, optimizer, "sgd",
+          "learner, run: sgd (momentum 0.9, weight decay 1e-4) or adamw (weight decay 1e-2)");
 ABSL_FLAG(std::string, lr_schedule, "constant",
           "learner: constant, step (x0.1 every --lr_step_every steps) or cosine (to 0 over "
           "--max_steps)");
@@ -114,8 +118,7 @@ absl::Status RunLearner(const std::vector<std::string>& args) {
   if (weight_decay >= 0) {
     options.trainer.weight_decay = weight_decay;
   } else {
-    options.trainer.weight_decay =
-        options.trainer.optimizer == learner::OptimizerKind::kAdamW ? 1e-2 : 1e-4;
+    options.trainer.weight_decay = learner::DefaultWeightDecay(options.trainer.optimizer);
   }
   options.trainer.device = absl::GetFlag(FLAGS_device);
   const int threads = absl::GetFlag(FLAGS_threads);

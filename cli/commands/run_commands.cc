@@ -107,8 +107,13 @@ ABSL_FLAG(double, lr_final_fraction, 0.1,
           "the base rate, (0, 1]");
 // Defined with `zf replay`, whose flag it is too.
 ABSL_DECLARE_FLAG(double, samples_per_insert);
-// Defined with `zf learner`, whose flag it is too.
+// Defined with `zf learner`, whose flags they are too.
 ABSL_DECLARE_FLAG(double, search_value_weight);
+ABSL_DECLARE_FLAG(std::string, optimizer);
+ABSL_DECLARE_FLAG(double, lr);
+ABSL_DECLARE_FLAG(int, batch_size);
+// Defined with `zf replay`, whose flag it is too: the window of each shard.
+ABSL_DECLARE_FLAG(int64_t, capacity);
 // Defined with `zf actor`, whose flags they are too.
 ABSL_DECLARE_FLAG(int, games_per_worker);
 ABSL_DECLARE_FLAG(int, requests_in_flight);
@@ -138,6 +143,7 @@ struct RunConfig {
   double reanalysis_share = 0;  // ActorOptions::reanalysis_share; 0: off
   int max_batch = 64;
   int batch_size = 128;
+  std::string optimizer = "sgd";  // learner::ParseOptimizerKind's names
   double lr = 0.02;
   learner::TimeDecay lr_decay;  // over the run's --minutes (each part's, when resumed)
   int64_t steps_per_checkpoint = 100;
@@ -164,7 +170,8 @@ struct RunConfig {
         ", \"games_per_worker\": ", games_per_worker,
         ", \"requests_in_flight\": ", requests_in_flight,
         ", \"reanalysis_share\": ", JsonNumber(reanalysis_share), ", \"max_batch\": ", max_batch,
-        ", \"batch_size\": ", batch_size, ", \"lr\": ", JsonNumber(lr),
+        ", \"batch_size\": ", batch_size, ", \"optimizer\": ", JsonString(optimizer),
+        ", \"lr\": ", JsonNumber(lr),
         ", \"lr_decay_fraction\": ", JsonNumber(lr_decay.decay_fraction),
         ", \"lr_final_fraction\": ", JsonNumber(lr_decay.final_fraction),
         ", \"steps_per_checkpoint\": ", steps_per_checkpoint, ", \"capacity\": ", capacity,
@@ -291,6 +298,11 @@ absl::StatusOr<RunConfig> ReadConfig(const std::string& path) {
   ZF_RETURN_IF_ERROR(get("reanalysis_share", &c.reanalysis_share, kOptional));
   ZF_RETURN_IF_ERROR(get("max_batch", &c.max_batch));
   ZF_RETURN_IF_ERROR(get("batch_size", &c.batch_size));
+  ZF_RETURN_IF_ERROR(get("optimizer", &c.optimizer, kOptional));
+  if (!learner::ParseOptimizerKind(c.optimizer).ok()) {
+    return absl::DataLossError(
+        absl::StrCat(path, ": \"optimizer\" must be sgd or adamw, got \"", c.optimizer, "\""));
+  }
   ZF_RETURN_IF_ERROR(get("lr", &c.lr));
   if (json.contains("lr_decay_fraction")) {
     ZF_RETURN_IF_ERROR(get("lr_decay_fraction", &c.lr_decay.decay_fraction));
@@ -608,6 +620,30 @@ absl::Status RunRun(const std::vector<std::string>& args) {
       ZF_RETURN_IF_ERROR(
           CheckRealFlagRange("search_value_weight", config.search_value_weight, 0, 1));
     }
+    // The learner's settings and the replay window (zf learner's and zf replay's flags; the
+    // window is per shard): a given flag overrides the game's default.
+    if (FlagGiven("optimizer")) {
+      config.optimizer = absl::GetFlag(FLAGS_optimizer);
+      if (!learner::ParseOptimizerKind(config.optimizer).ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--optimizer must be sgd or adamw, got \"", config.optimizer, "\""));
+      }
+    }
+    if (FlagGiven("lr")) {
+      config.lr = absl::GetFlag(FLAGS_lr);
+      ZF_RETURN_IF_ERROR(CheckRealFlagRange("lr", config.lr, 1e-6, 10));
+    }
+    if (FlagGiven("batch_size")) {
+      config.batch_size = absl::GetFlag(FLAGS_batch_size);
+      ZF_RETURN_IF_ERROR(CheckFlagRange("batch_size", config.batch_size, 1, 65536));
+    }
+    if (FlagGiven("capacity")) {
+      config.capacity = absl::GetFlag(FLAGS_capacity);
+      // A shard samples nothing until it holds min_size_to_sample positions, so a smaller
+      // window would never train.
+      ZF_RETURN_IF_ERROR(
+          CheckFlagRange("capacity", config.capacity, config.min_size_to_sample, 100'000'000));
+    }
     if (uint64_t seed = absl::GetFlag(FLAGS_seed); seed != 0) config.seed = seed;
   }
   // The learning-rate schedule is the one setting a --resume may change (run.json then records
@@ -689,6 +725,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     absl::StrAppend(&extras, ", fast searches of ", config.selfplay_fast_sims, " simulations");
   }
   if (learner_threads > 1) absl::StrAppend(&extras, ", learner on ", learner_threads, " threads");
+  if (config.optimizer != "sgd") absl::StrAppend(&extras, ", optimizer ", config.optimizer);
   if (config.search_value_weight > 0) {
     absl::StrAppend(&extras, ", value target ", 1 - config.search_value_weight, " result + ",
                     config.search_value_weight, " search value");
@@ -720,6 +757,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   fo.min_size_to_sample = config.min_size_to_sample;
   fo.samples_per_insert = config.samples_per_insert;
   fo.batch_size = config.batch_size;
+  ZF_ASSIGN_OR_RETURN(fo.optimizer, learner::ParseOptimizerKind(config.optimizer));
   fo.lr = config.lr;
   fo.search_value_weight = config.search_value_weight;
   if (lr_decays) {
@@ -1052,8 +1090,9 @@ std::vector<Command> RunCommands() {
        "zf run --game G [--dir DIR] [--minutes M] [--net BxF] [--shards N] [--selfplay_sims N] "
        "[--selfplay_fast_sims N] [--games_per_worker N] [--requests_in_flight N] "
        "[--reanalysis_share X] "
-       "[--samples_per_insert X] [--search_value_weight W] "
-       "[--forced_playout_k K] [--gumbel_considered_actions M] [--score_utility L] "
+       "[--samples_per_insert X] [--capacity N] [--optimizer sgd|adamw] [--lr X] [--batch_size N] "
+       "[--search_value_weight W] [--forced_playout_k K] [--gumbel_considered_actions M] "
+       "[--score_utility L] "
        "[--[no]aux_heads] [--global_pooling] "
        "[--lr_decay_fraction F] [--lr_final_fraction R] "
        "[--eval_vs SPEC,...] [--eval_games N] [--eval_sims N] [--eval_cpu_share X] [--progress_s "
@@ -1074,6 +1113,10 @@ std::vector<Command> RunCommands() {
                         "requests_in_flight",
                         "reanalysis_share",
                         "samples_per_insert",
+                        "capacity",
+                        "optimizer",
+                        "lr",
+                        "batch_size",
                         "search_value_weight",
                         "forced_playout_k",
                         "gumbel_considered_actions",
