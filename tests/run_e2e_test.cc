@@ -269,6 +269,13 @@ TEST(RunE2eTest, ADamagedRunJsonIsRefusedNamingTheKey) {
   r = resume_with("{\"game\": \"tictactoe\", \"blocks\": 2}\n");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.stderr_text, HasSubstr("no \"filters\"")) << r.stderr_text;
+  r = resume_with(
+      "{\"game\": \"tictactoe\", \"blocks\": 1, \"filters\": 8, \"shards\": 1, "
+      "\"selfplay_sims\": 8, \"games_per_worker\": 4, \"max_batch\": 8, \"batch_size\": 8, "
+      "\"optimizer\": \"adam\"}\n");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.stderr_text, HasSubstr("\"optimizer\" must be sgd or adamw, got \"adam\""))
+      << r.stderr_text;
   r = resume_with("{\"game\": \"tictactoe\", \"blocks\": 2,");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.stderr_text, HasSubstr("is not a JSON object")) << r.stderr_text;

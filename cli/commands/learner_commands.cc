@@ -43,7 +43,7 @@ ABSL_FLAG(int64_t, steps_per_checkpoint, 1000,
 ABSL_FLAG(int, keep_checkpoints, 5, "learner: checkpoint files kept in DIR/checkpoints (>= 1)");
 ABSL_FLAG(double, lr, 0.02, "learner, run: base learning rate (> 0; zf run: 1e-6..10)");
 ABSL_FLAG(std::string, optimizer, "sgd",
-          "learner, run: sgd (momentum 0.9, weight decay 1e-4) or adamw (weight decay 1e-2)");
+          "learner, run: sgd (momentum 0.9; default weight decay 1e-4) or adamw (default 1e-2)");
 ABSL_FLAG(std::string, lr_schedule, "constant",
           "learner: constant, step (x0.1 every --lr_step_every steps) or cosine (to 0 over "
           "--max_steps)");
