@@ -40,6 +40,10 @@ absl::Status InProcessFleetOptions::Validate() const {
   return absl::OkStatus();
 }
 
+int64_t InProcessFleetOptions::MinCapacityPositions(int64_t min_size_to_sample) {
+  return min_size_to_sample + replay::ReplayServerOptions{}.max_positions_per_game;
+}
+
 absl::StatusOr<std::unique_ptr<InProcessFleet>> InProcessFleet::Create(
     InProcessFleetOptions options) {
   ZF_RETURN_IF_ERROR(options.Validate());

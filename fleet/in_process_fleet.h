@@ -88,6 +88,11 @@ struct InProcessFleetOptions {
 
   // Returns: OK; InvalidArgument naming the field.
   absl::Status Validate() const;
+
+  // The smallest capacity_positions a shard takes with `min_size_to_sample`: the minimum plus
+  // one longest game (replay::ReplayServer's rule, so that evicting whole games never keeps the
+  // window below the minimum).
+  static int64_t MinCapacityPositions(int64_t min_size_to_sample);
 };
 
 class InProcessFleet {

@@ -53,6 +53,11 @@ enum class OptimizerKind { kSgd, kAdamW };
 // "sgd" / "adamw". Returns: the kind; InvalidArgument otherwise.
 absl::StatusOr<OptimizerKind> ParseOptimizerKind(const std::string& name);
 
+// The name ParseOptimizerKind reads back.
+constexpr const char* OptimizerKindName(OptimizerKind kind) {
+  return kind == OptimizerKind::kAdamW ? "adamw" : "sgd";
+}
+
 // The weight decay each kind gets when none is given: SGD's L2 penalty of 1e-4 (AlphaZero's),
 // AdamW's decoupled 1e-2 (PyTorch's default).
 constexpr double DefaultWeightDecay(OptimizerKind kind) {

@@ -322,9 +322,12 @@ TEST(RunE2eTest, BadInputIsAUsageError) {
   ExpectUsageError({"run", "--game", "go:5", "--lr", "0"}, "--lr is 0, expected 1e-06..10");
   ExpectUsageError({"run", "--game", "go:5", "--batch_size", "0"},
                    "--batch_size is 0, expected 1..65536");
-  // A window smaller than the size a shard waits for before sampling would never train.
+  // A window must hold the size a shard waits for before sampling plus one longest game (512
+  // positions), or samples could wait forever; refused before the run directory is made.
   ExpectUsageError({"run", "--game", "go:5", "--capacity", "1000"},
-                   "--capacity is 1000, expected 2000..100000000");
+                   "--capacity is 1000, expected 2512..100000000");
+  ExpectUsageError({"run", "--game", "go:5", "--capacity", "2000"},
+                   "--capacity is 2000, expected 2512..100000000");
   ExpectUsageError({"run", "--game", "go:5", "--noaux_heads", "--score_utility", "0.3"},
                    "score head");
   // Aux heads need a game with final ownership; the refusal leaves no run directory behind.

@@ -35,7 +35,7 @@
 
 ABSL_FLAG(int64_t, capacity, 1'000'000,
           "replay: window size in positions; run: of each shard, from the shards' minimum size "
-          "to sample up to 100000000 (when not given: the game's default, e.g. Connect Four "
+          "to sample + 512 up to 100000000 (when not given: the game's default, e.g. Connect Four "
           "150000, Go 200000)");
 ABSL_FLAG(int64_t, min_size_to_sample, 1000, "replay: positions stored before sampling starts");
 ABSL_FLAG(double, samples_per_insert, 4.0,

@@ -143,7 +143,7 @@ struct RunConfig {
   double reanalysis_share = 0;  // ActorOptions::reanalysis_share; 0: off
   int max_batch = 64;
   int batch_size = 128;
-  std::string optimizer = "sgd";  // learner::ParseOptimizerKind's names
+  learner::OptimizerKind optimizer = learner::OptimizerKind::kSgd;
   double lr = 0.02;
   learner::TimeDecay lr_decay;  // over the run's --minutes (each part's, when resumed)
   int64_t steps_per_checkpoint = 100;
@@ -170,7 +170,8 @@ struct RunConfig {
         ", \"games_per_worker\": ", games_per_worker,
         ", \"requests_in_flight\": ", requests_in_flight,
         ", \"reanalysis_share\": ", JsonNumber(reanalysis_share), ", \"max_batch\": ", max_batch,
-        ", \"batch_size\": ", batch_size, ", \"optimizer\": ", JsonString(optimizer),
+        ", \"batch_size\": ", batch_size,
+        ", \"optimizer\": ", JsonString(learner::OptimizerKindName(optimizer)),
         ", \"lr\": ", JsonNumber(lr),
         ", \"lr_decay_fraction\": ", JsonNumber(lr_decay.decay_fraction),
         ", \"lr_final_fraction\": ", JsonNumber(lr_decay.final_fraction),
@@ -298,10 +299,14 @@ absl::StatusOr<RunConfig> ReadConfig(const std::string& path) {
   ZF_RETURN_IF_ERROR(get("reanalysis_share", &c.reanalysis_share, kOptional));
   ZF_RETURN_IF_ERROR(get("max_batch", &c.max_batch));
   ZF_RETURN_IF_ERROR(get("batch_size", &c.batch_size));
-  ZF_RETURN_IF_ERROR(get("optimizer", &c.optimizer, kOptional));
-  if (!learner::ParseOptimizerKind(c.optimizer).ok()) {
+  std::string optimizer = learner::OptimizerKindName(c.optimizer);
+  ZF_RETURN_IF_ERROR(get("optimizer", &optimizer, kOptional));
+  if (absl::StatusOr<learner::OptimizerKind> kind = learner::ParseOptimizerKind(optimizer);
+      kind.ok()) {
+    c.optimizer = *kind;
+  } else {
     return absl::DataLossError(
-        absl::StrCat(path, ": \"optimizer\" must be sgd or adamw, got \"", c.optimizer, "\""));
+        absl::StrCat(path, ": \"optimizer\" must be sgd or adamw, got \"", optimizer, "\""));
   }
   ZF_RETURN_IF_ERROR(get("lr", &c.lr));
   if (json.contains("lr_decay_fraction")) {
@@ -623,11 +628,11 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     // The learner's settings and the replay window (zf learner's and zf replay's flags; the
     // window is per shard): a given flag overrides the game's default.
     if (FlagGiven("optimizer")) {
-      config.optimizer = absl::GetFlag(FLAGS_optimizer);
-      if (!learner::ParseOptimizerKind(config.optimizer).ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("--optimizer must be sgd or adamw, got \"", config.optimizer, "\""));
-      }
+      absl::StatusOr<learner::OptimizerKind> kind =
+          learner::ParseOptimizerKind(absl::GetFlag(FLAGS_optimizer));
+      if (!kind.ok())
+        return absl::InvalidArgumentError(absl::StrCat("--", kind.status().message()));
+      config.optimizer = *kind;
     }
     if (FlagGiven("lr")) {
       config.lr = absl::GetFlag(FLAGS_lr);
@@ -639,10 +644,11 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     }
     if (FlagGiven("capacity")) {
       config.capacity = absl::GetFlag(FLAGS_capacity);
-      // A shard samples nothing until it holds min_size_to_sample positions, so a smaller
-      // window would never train.
-      ZF_RETURN_IF_ERROR(
-          CheckFlagRange("capacity", config.capacity, config.min_size_to_sample, 100'000'000));
+      // The shards' own rule, checked before the run directory is made.
+      ZF_RETURN_IF_ERROR(CheckFlagRange(
+          "capacity", config.capacity,
+          fleet::InProcessFleetOptions::MinCapacityPositions(config.min_size_to_sample),
+          100'000'000));
     }
     if (uint64_t seed = absl::GetFlag(FLAGS_seed); seed != 0) config.seed = seed;
   }
@@ -725,7 +731,9 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     absl::StrAppend(&extras, ", fast searches of ", config.selfplay_fast_sims, " simulations");
   }
   if (learner_threads > 1) absl::StrAppend(&extras, ", learner on ", learner_threads, " threads");
-  if (config.optimizer != "sgd") absl::StrAppend(&extras, ", optimizer ", config.optimizer);
+  if (config.optimizer != learner::OptimizerKind::kSgd) {
+    absl::StrAppend(&extras, ", optimizer ", learner::OptimizerKindName(config.optimizer));
+  }
   if (config.search_value_weight > 0) {
     absl::StrAppend(&extras, ", value target ", 1 - config.search_value_weight, " result + ",
                     config.search_value_weight, " search value");
@@ -757,7 +765,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   fo.min_size_to_sample = config.min_size_to_sample;
   fo.samples_per_insert = config.samples_per_insert;
   fo.batch_size = config.batch_size;
-  ZF_ASSIGN_OR_RETURN(fo.optimizer, learner::ParseOptimizerKind(config.optimizer));
+  fo.optimizer = config.optimizer;
   fo.lr = config.lr;
   fo.search_value_weight = config.search_value_weight;
   if (lr_decays) {
