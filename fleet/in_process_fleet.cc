@@ -63,6 +63,7 @@ absl::Status InProcessFleet::Build(const InProcessFleetOptions& o) {
     options.capacity_positions = o.capacity_positions;
     options.min_size_to_sample = o.min_size_to_sample;
     options.samples_per_insert = o.samples_per_insert;
+    options.position_averaging = o.position_averaging;
     options.error_buffer = std::max<double>(
         20 * o.batch_size * o.samples_per_insert,
         (options.max_positions_per_game * o.samples_per_insert + options.max_sample_positions) / 2 +

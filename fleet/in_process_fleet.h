@@ -57,11 +57,13 @@ struct InProcessFleetOptions {
 
   // Replay: `shards` shards of `capacity_positions` each; a shard refuses samples until it holds
   // `min_size_to_sample` positions, and keeps samples within an error buffer of
-  // samples_per_insert x inserts.
+  // samples_per_insert x inserts; with position_averaging it samples distinct positions with
+  // their mean targets (replay/table.h).
   int shards = 2;
   int64_t capacity_positions = 0;
   int64_t min_size_to_sample = 0;
   double samples_per_insert = 1;
+  bool position_averaging = false;
 
   // Learner: positions per step, optimizer (with its default weight decay), learning rate
   // (scaled each step by lr_scale when set), its LibTorch threads, and the steps between

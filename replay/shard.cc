@@ -33,6 +33,14 @@ struct Shard::Metrics {
                  .Help("Games in the replay window.")
                  .Register(r)
                  .Add({});
+    distinct_positions =
+        &prometheus::BuildGauge()
+             .Name("zf_replay_distinct_positions_stored")
+             .Help(
+                 "Distinct positions in the replay window, what position averaging samples "
+                 "from (0 without it).")
+             .Register(r)
+             .Add({});
     inserts = &prometheus::BuildCounter()
                    .Name("zf_replay_inserts_total")
                    .Help("Games stored by Insert.")
@@ -75,6 +83,7 @@ struct Shard::Metrics {
   }
   prometheus::Gauge* positions;
   prometheus::Gauge* games;
+  prometheus::Gauge* distinct_positions;
   prometheus::Counter* inserts;
   prometheus::Counter* inserted_positions;
   prometheus::Counter* duplicates;
@@ -212,6 +221,7 @@ void Shard::UpdateGauges() {
   if (metrics_ == nullptr) return;
   metrics_->positions->Set(static_cast<double>(table_->num_positions()));
   metrics_->games->Set(static_cast<double>(table_->num_games()));
+  metrics_->distinct_positions->Set(static_cast<double>(table_->num_distinct_positions()));
 }
 
 void Shard::FinishInFlight(const std::string& id) {
@@ -328,6 +338,7 @@ ShardStats Shard::stats() const {
   ShardStats s;
   s.games = table_->num_games();
   s.positions = table_->num_positions();
+  s.distinct_positions = table_->num_distinct_positions();
   s.rate_limiter = limiter_->stats();
   absl::MutexLock lock(&mu_);
   s.inserted_games = inserted_games_;

@@ -16,6 +16,7 @@
 // Create returns. Game ids recovered from the log stay deduplicated across the restart.
 //
 // Metrics (when Options::metrics is set): zf_replay_positions_stored, zf_replay_games_stored,
+// zf_replay_distinct_positions_stored (position averaging's distinct positions; 0 without it),
 // zf_replay_inserts_total (games stored), zf_replay_inserted_positions_total,
 // zf_replay_duplicates_total, zf_replay_rejections_total{reason},
 // zf_replay_sampled_positions_total,
@@ -72,7 +73,8 @@ struct ShardOptions {
 struct ShardStats {
   int64_t games = 0;
   int64_t positions = 0;
-  int64_t inserted_games = 0;  // stored by Insert since Create
+  int64_t distinct_positions = 0;  // with position averaging (TableOptions), else 0
+  int64_t inserted_games = 0;      // stored by Insert since Create
   int64_t duplicates = 0;
   int64_t rejected = 0;
   int64_t sampled_positions = 0;

@@ -84,6 +84,8 @@ TEST_F(ShardTest, InsertsAreSampleable) {
     EXPECT_LT(static_cast<uint8_t>(batch.planes()[row * 8]), 46);
   }
   EXPECT_EQ(Counter("zf_replay_positions_stored"), 6);
+  EXPECT_EQ(Counter("zf_replay_distinct_positions_stored"), 0);  // no position averaging
+  EXPECT_EQ(shard->stats().distinct_positions, 0);
   EXPECT_EQ(Counter("zf_replay_inserts_total"), 1);
   EXPECT_EQ(Counter("zf_replay_sampled_positions_total"), 16);
   EXPECT_EQ(Counter("zf_replay_fsync_seconds_count"), 1);
@@ -113,6 +115,32 @@ TEST_F(ShardTest, DuplicateInsertsAreAcknowledgedOnceAlsoAcrossARestart) {
   // Sampling works after recovery (9 positions >= min size 5).
   SampleBatch batch;
   EXPECT_OK(shard->Sample(4, clock_.Now(), &batch));
+}
+
+// Position averaging's distinct positions are counted (stats and the gauge) and rebuilt from the
+// log on a restart, as the window itself is.
+TEST_F(ShardTest, DistinctPositionsAreCountedAndRecovered) {
+  ShardOptions o = Options();
+  o.table.position_averaging = true;
+  {
+    ASSERT_OK_AND_ASSIGN(auto shard, Shard::Create(o));
+    // Positions 0..5, then 0..3 again and 50..51: 8 distinct of 12.
+    ASSERT_OK(shard->Insert(MakeRecord("a", 6), absl::InfiniteFuture()).status());
+    ASSERT_OK(shard->Insert(MakeRecord("b", 4), absl::InfiniteFuture()).status());
+    ASSERT_OK(shard->Insert(MakeRecord("c", 2, 50), absl::InfiniteFuture()).status());
+    EXPECT_EQ(shard->stats().positions, 12);
+    EXPECT_EQ(shard->stats().distinct_positions, 8);
+    EXPECT_EQ(Counter("zf_replay_distinct_positions_stored"), 8);
+  }
+  ASSERT_OK_AND_ASSIGN(auto shard, Shard::Create(o));
+  EXPECT_EQ(shard->stats().distinct_positions, 8);
+  EXPECT_EQ(Counter("zf_replay_distinct_positions_stored"), 8);
+  SampleBatch batch;
+  ASSERT_OK(shard->Sample(64, clock_.Now(), &batch));
+  for (int row = 0; row < 64; ++row) {
+    const int plane = static_cast<uint8_t>(batch.planes()[row * 8]);
+    EXPECT_TRUE(plane < 6 || plane == 50 || plane == 51) << plane;
+  }
 }
 
 TEST_F(ShardTest, BadInputIsRejectedCountedAndNothingIsStored) {

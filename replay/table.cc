@@ -4,7 +4,9 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "common/logging.h"
 
 namespace zf::replay {
@@ -71,6 +73,76 @@ void Table::RememberEvicted(std::string id) {
   evicted_order_.push_back(std::move(id));
 }
 
+void Table::AddDistinct(StoredGame& g) {
+  const int64_t plane_values =
+      static_cast<int64_t>(shape_->channels) * shape_->height * shape_->width;
+  const int64_t a = shape_->num_actions;
+  g.position_keys.resize(g.n);
+  for (int32_t i = 0; i < g.n; ++i) {
+    const uint64_t key = absl::Hash<absl::string_view>{}(
+        absl::string_view(g.planes.data() + i * plane_values, plane_values));
+    g.position_keys[i] = key;
+    auto [it, added] = distinct_index_.try_emplace(key, static_cast<int64_t>(distinct_.size()));
+    if (added) {
+      distinct_.push_back(DistinctPosition{.key = key});
+      distinct_policy_.resize(distinct_policy_.size() + a, 0.0);
+    }
+    DistinctPosition& d = distinct_[it->second];
+    const float v = g.returns[static_cast<uint8_t>(g.to_play[i])];
+    ++d.count;
+    d.value_sum += v;
+    d.search_value_sum += g.root_values.empty() ? v : g.root_values[i];
+    d.newest = g.first_position + i;
+    if (g.full_search[i] != 0) {
+      ++d.full_count;
+      double* sum = distinct_policy_.data() + it->second * a;
+      for (int64_t k = 0; k < a; ++k) {
+        float p;
+        std::memcpy(&p, g.policy.data() + (i * a + k) * 4, 4);
+        sum[k] += p;
+      }
+    }
+  }
+}
+
+void Table::RemoveDistinct(const StoredGame& g) {
+  const int64_t a = shape_->num_actions;
+  for (int32_t i = 0; i < g.n; ++i) {
+    const auto it = distinct_index_.find(g.position_keys[i]);
+    ZF_CHECK(it != distinct_index_.end()) << "an evicted position was never added";
+    const int64_t slot = it->second;
+    DistinctPosition& d = distinct_[slot];
+    double* sum = distinct_policy_.data() + slot * a;
+    if (--d.count == 0) {
+      // Move the last distinct position into the gap.
+      distinct_index_.erase(it);
+      const int64_t last = static_cast<int64_t>(distinct_.size()) - 1;
+      if (slot != last) {
+        distinct_[slot] = distinct_[last];
+        std::copy_n(distinct_policy_.data() + last * a, a, sum);
+        distinct_index_[distinct_[slot].key] = slot;
+      }
+      distinct_.pop_back();
+      distinct_policy_.resize(distinct_policy_.size() - a);
+      continue;
+    }
+    const float v = g.returns[static_cast<uint8_t>(g.to_play[i])];
+    d.value_sum -= v;
+    d.search_value_sum -= g.root_values.empty() ? v : g.root_values[i];
+    if (g.full_search[i] != 0) {
+      if (--d.full_count == 0) {
+        std::fill_n(sum, a, 0.0);  // no rounding residue left behind
+      } else {
+        for (int64_t k = 0; k < a; ++k) {
+          float p;
+          std::memcpy(&p, g.policy.data() + (i * a + k) * 4, 4);
+          sum[k] -= p;
+        }
+      }
+    }
+  }
+}
+
 InsertResult Table::Insert(const GameRecord& record, LogLocation location) {
   InsertResult result;
   const int32_t n = record.num_positions();
@@ -89,6 +161,7 @@ InsertResult Table::Insert(const GameRecord& record, LogLocation location) {
     num_positions_ -= old.n;
     payload_bytes_ -= old.PayloadBytes();
     if (!old.ownership.empty()) --games_with_ownership_;
+    if (options_.position_averaging) RemoveDistinct(old);
     stored_ids_.erase(old.id);
     result.evicted.push_back(EvictedGame{old.id, old.n, old.location});
     RememberEvicted(std::move(old.id));
@@ -115,6 +188,7 @@ InsertResult Table::Insert(const GameRecord& record, LogLocation location) {
   }
   for (int64_t v : record.model_versions()) g.model_version = std::max(g.model_version, v);
   g.symmetries = InternSymmetries(record);
+  if (options_.position_averaging) AddDistinct(g);
   next_position_ += n;
   num_positions_ += n;
   payload_bytes_ += g.PayloadBytes();
@@ -168,9 +242,13 @@ absl::Status Table::Sample(int batch_size, std::mt19937_64& rng, SampleBatch* ba
   batch->mutable_position_age()->Reserve(batch_size);
 
   const int64_t oldest = games_.front().first_position;
-  std::uniform_int_distribution<int64_t> pick(0, num_positions_ - 1);
+  const bool averaging = options_.position_averaging;
+  std::uniform_int_distribution<int64_t> pick(
+      0, (averaging ? static_cast<int64_t>(distinct_.size()) : num_positions_) - 1);
+  std::vector<float> mean_policy(averaging ? a : 0);
   for (int row = 0; row < batch_size; ++row) {
-    const int64_t global = oldest + pick(rng);
+    const DistinctPosition* d = averaging ? &distinct_[pick(rng)] : nullptr;
+    const int64_t global = averaging ? d->newest : oldest + pick(rng);
     // The last game whose first position is <= global.
     auto it = std::upper_bound(games_.begin(), games_.end(), global,
                                [](int64_t x, const StoredGame& g) { return x < g.first_position; });
@@ -185,6 +263,13 @@ absl::Status Table::Sample(int batch_size, std::mt19937_64& rng, SampleBatch* ba
     const char* src_planes = g.planes.data() + i * plane_values;
     char* dst_planes = planes->data() + row * plane_values;
     const char* src_policy = g.policy.data() + i * a * 4;
+    if (averaging && d->full_count > 0) {
+      const double* sum = distinct_policy_.data() + (d - distinct_.data()) * a;
+      for (int64_t k = 0; k < a; ++k) {
+        mean_policy[k] = static_cast<float>(sum[k] / d->full_count);
+      }
+      src_policy = reinterpret_cast<const char*>(mean_policy.data());
+    }
     char* dst_policy = policy->data() + row * a * 4;
     if (sym < 0) {
       std::memcpy(dst_planes, src_planes, plane_values);
@@ -202,9 +287,10 @@ absl::Status Table::Sample(int batch_size, std::mt19937_64& rng, SampleBatch* ba
       }
     }
     const uint8_t player = static_cast<uint8_t>(g.to_play[i]);
-    const float v = g.returns[player];
+    const float v = averaging ? static_cast<float>(d->value_sum / d->count) : g.returns[player];
     std::memcpy(value->data() + row * 4, &v, 4);
-    const float q = g.root_values.empty() ? v : g.root_values[i];
+    const float q = averaging ? static_cast<float>(d->search_value_sum / d->count)
+                              : (g.root_values.empty() ? v : g.root_values[i]);
     std::memcpy(search_value->data() + row * 4, &q, 4);
     if (aux && !g.ownership.empty()) {
       // From player 0's side to the side of the player to move, under the planes' symmetry.
@@ -218,7 +304,7 @@ absl::Status Table::Sample(int batch_size, std::mt19937_64& rng, SampleBatch* ba
       std::memcpy(score->data() + row * 4, &s, 4);
       (*aux_mask)[row] = 1;
     }
-    (*mask)[row] = g.full_search[i];
+    (*mask)[row] = averaging ? (d->full_count > 0 ? 1 : 0) : g.full_search[i];
     batch->add_model_version(g.model_version);
     batch->add_position_age(next_position_ - (g.first_position + g.n));
   }
@@ -233,6 +319,11 @@ int64_t Table::num_positions() const {
 int64_t Table::num_games() const {
   absl::MutexLock lock(&mu_);
   return static_cast<int64_t>(games_.size());
+}
+
+int64_t Table::num_distinct_positions() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int64_t>(distinct_.size());
 }
 
 int64_t Table::payload_bytes() const {

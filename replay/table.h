@@ -7,10 +7,24 @@
 // Symmetry permutations are shared between games that carry identical ones.
 //
 // Sampling: each of the B rows picks a position uniformly among all stored positions (not games:
-// long games are sampled in proportion to their length), with replacement; with
+// long games are sampled in proportion to their length; distinct positions with position
+// averaging, below), with replacement; with
 // `apply_random_symmetry`, each row then applies one of the game's symmetries or the identity,
 // uniformly, to its planes (moving cell i to cell_map[i] in every channel) and to its policy
 // (moving entry a to action_map[a]).
+//
+// Position averaging (`position_averaging`, off by default; the "position averaging" of Oracle's
+// AlphaZero Connect Four study): positions with identical planes (the same input to the network)
+// are one distinct position. Each row then picks a distinct position uniformly (however many
+// games reached it: the opening no longer takes a share of every batch in proportion to the games
+// played) and trains on the mean of its stored occurrences' targets: the value and search value
+// over all of them, the policy over the full searches (policy_mask 0 when none was one). Its
+// planes, ownership, score, model version and age are those of its newest occurrence, which is
+// always stored (games leave oldest first). Positions are grouped by a 64-bit hash of their
+// planes: two different positions share one only with probability about n^2 / 2^65 (1e-8 for a
+// million distinct positions), which would average their targets, never lose a game. It costs 8
+// bytes a stored position and, per distinct position, a fixed entry and A doubles of summed
+// policy.
 //
 // Exactly-once: the ids of stored games are kept; Insert of a stored id stores nothing. The ids
 // of the last `remembered_evicted_ids` evicted games are kept too, so a retry that arrives after
@@ -56,6 +70,8 @@ struct TableOptions {
   std::optional<std::string> game;
   // Apply a uniformly chosen symmetry (identity included) to each sampled row.
   bool apply_random_symmetry = true;
+  // Sample distinct positions with their occurrences' mean targets (see the class comment).
+  bool position_averaging = false;
   // How many evicted game ids are remembered for deduplication (see the class comment).
   int64_t remembered_evicted_ids = 100'000;
 
@@ -98,13 +114,16 @@ class Table {
   // True if `id` is stored or remembered as evicted (Insert would store nothing).
   bool Contains(const std::string& id) const ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Fills `batch` with `batch_size` positions drawn uniformly with replacement, using `rng`.
+  // Fills `batch` with `batch_size` positions drawn uniformly with replacement (distinct positions
+  // with position averaging), using `rng`.
   // Returns: OK; FailedPrecondition if the table is empty; InvalidArgument if batch_size < 1.
   absl::Status Sample(int batch_size, std::mt19937_64& rng, zerofleet::v1::SampleBatch* batch) const
       ABSL_LOCKS_EXCLUDED(mu_);
 
   int64_t num_positions() const ABSL_LOCKS_EXCLUDED(mu_);
   int64_t num_games() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Distinct positions held with position averaging (0 without it).
+  int64_t num_distinct_positions() const ABSL_LOCKS_EXCLUDED(mu_);
   // Bytes of packed tensors held (planes, policy, per-position flags, root values), for memory
   // accounting.
   int64_t payload_bytes() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -137,19 +156,33 @@ class Table {
     std::vector<float> root_values;  // [n]: the search's value for to_play[i], or empty
     int64_t model_version = 0;       // newest that played it
     std::shared_ptr<const SymmetrySet> symmetries;  // null when none
+    std::vector<uint64_t> position_keys;            // [n] with position averaging, else empty
 
     // Bytes of packed tensors held: what payload_bytes() counts for this game.
     int64_t PayloadBytes() const {
-      return static_cast<int64_t>(planes.size() + policy.size() + to_play.size() +
-                                  full_search.size() + ownership.size() +
-                                  root_values.size() * sizeof(float));
+      return static_cast<int64_t>(
+          planes.size() + policy.size() + to_play.size() + full_search.size() + ownership.size() +
+          root_values.size() * sizeof(float) + position_keys.size() * sizeof(uint64_t));
     }
+  };
+  // Position averaging: one distinct position's sums over its stored occurrences.
+  struct DistinctPosition {
+    uint64_t key = 0;
+    int32_t count = 0;       // stored occurrences
+    int32_t full_count = 0;  // of which full searches, whose policies are summed
+    double value_sum = 0;    // results for the player to move
+    double search_value_sum = 0;
+    int64_t newest = 0;  // global index of the newest occurrence
   };
 
   explicit Table(const TableOptions& options) : options_(options) {}
   std::shared_ptr<const SymmetrySet> InternSymmetries(const zerofleet::v1::GameRecord& record)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RememberEvicted(std::string id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Position averaging: adds a just-stored game's positions to their distinct positions, or
+  // takes an evicted one's away (a distinct position with no occurrence left is removed).
+  void AddDistinct(StoredGame& g) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RemoveDistinct(const StoredGame& g) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const TableOptions options_;
   mutable absl::Mutex mu_;
@@ -162,6 +195,11 @@ class Table {
   absl::flat_hash_set<std::string> stored_ids_ ABSL_GUARDED_BY(mu_);
   std::deque<std::string> evicted_order_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<std::string> evicted_ids_ ABSL_GUARDED_BY(mu_);
+  // Position averaging: the distinct positions (unordered; removal moves the last into the gap),
+  // their summed policies [distinct_.size(), A], and each key's index in distinct_.
+  std::vector<DistinctPosition> distinct_ ABSL_GUARDED_BY(mu_);
+  std::vector<double> distinct_policy_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<uint64_t, int64_t> distinct_index_ ABSL_GUARDED_BY(mu_);
   // Interned symmetry sets by their serialized form; bounded (kMaxInterned), then unshared.
   absl::flat_hash_map<std::string, std::shared_ptr<const SymmetrySet>> interned_
       ABSL_GUARDED_BY(mu_);

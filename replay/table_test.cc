@@ -301,6 +301,88 @@ TEST(TableTest, PositionAgeCountsNewerPositions) {
   }
 }
 
+// Position averaging: two games through the same three positions and one other position make
+// four distinct positions, each drawn about equally often; a shared position's value is the mean
+// of both games' results for its player, its policy the mean over the full searches among its
+// occurrences, its version the newest occurrence's. Eviction takes a game's occurrences away.
+TEST(TableTest, PositionAveragingSamplesDistinctPositionsWithMeanTargets) {
+  TableOptions o = Options(20);
+  o.position_averaging = true;
+  o.apply_random_symmetry = false;
+  ASSERT_OK_AND_ASSIGN(auto table, Table::Create(o));
+  GameRecord first = MakeRecord("first", 3, /*first_value=*/10);  // results {1, -1}
+  table->Insert(first, 1);
+  GameRecord second = MakeRecord("second", 3, /*first_value=*/10);
+  second.set_returns(0, -1.0f);
+  second.set_returns(1, 1.0f);
+  // Position 0 searched to action 3 (first: action 0); position 1 a fast search (not averaged).
+  second.set_policy(PackFloats({0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0}));
+  second.set_full_search(std::string("\x01\x00\x01", 3));
+  second.clear_model_versions();
+  second.add_model_versions(9);
+  table->Insert(second, 2);
+  table->Insert(MakeRecord("other", 1, /*first_value=*/50), 3);
+  EXPECT_EQ(table->num_positions(), 7);
+  EXPECT_EQ(table->num_distinct_positions(), 4);
+
+  std::mt19937_64 rng(11);
+  std::map<int, int> hits;
+  SampleBatch batch;
+  for (int b = 0; b < 100; ++b) {
+    ASSERT_OK(table->Sample(80, rng, &batch));
+    const std::vector<float> policy = UnpackFloats(batch.policy());
+    const std::vector<float> value = UnpackFloats(batch.value());
+    const std::vector<float> search = UnpackFloats(batch.search_value());
+    for (int row = 0; row < 80; ++row) {
+      const int plane = static_cast<uint8_t>(batch.planes()[row * 8]);
+      ++hits[plane];
+      const float* p = &policy[row * 4];
+      if (plane == 50) {
+        EXPECT_EQ(value[row], 1.0f);
+        EXPECT_EQ(batch.model_version(row), 7);
+        continue;
+      }
+      const int i = plane - 10;
+      EXPECT_EQ(value[row], 0.0f) << "results 1 and -1 for position " << i;
+      EXPECT_EQ(search[row], 0.0f) << "no root values: the mean result";
+      EXPECT_EQ(batch.model_version(row), 9) << "the newest occurrence's";
+      EXPECT_EQ(batch.policy_mask()[row], 1);
+      if (i == 0) {
+        EXPECT_THAT(std::vector<float>(p, p + 4), ElementsAre(0.5f, 0.0f, 0.0f, 0.5f));
+      } else if (i == 1) {
+        EXPECT_THAT(std::vector<float>(p, p + 4), ElementsAre(0.0f, 1.0f, 0.0f, 0.0f));
+      } else {
+        EXPECT_THAT(std::vector<float>(p, p + 4), ElementsAre(0.0f, 0.0f, 1.0f, 0.0f));
+      }
+    }
+  }
+  ASSERT_EQ(hits.size(), 4u);
+  for (const auto& [plane, count] : hits) {
+    EXPECT_NEAR(count, 2000, 200) << "distinct position with plane value " << plane;
+  }
+
+  // 19 new positions evict "first" and "second": 1 + 19 = 20 of 20. Then a game through
+  // position 10 again keeps only its own targets.
+  table->Insert(MakeRecord("fill", 10, /*first_value=*/100), 4);
+  table->Insert(MakeRecord("fill2", 9, /*first_value=*/120), 5);
+  EXPECT_EQ(table->num_games(), 3);
+  EXPECT_EQ(table->num_distinct_positions(), 20);
+  table->Insert(MakeRecord("again", 1, /*first_value=*/10), 6);  // evicts "other"
+  EXPECT_EQ(table->num_distinct_positions(), 20);
+  ASSERT_OK(table->Sample(400, rng, &batch));
+  const std::vector<float> value = UnpackFloats(batch.value());
+  int again = 0;
+  for (int row = 0; row < 400; ++row) {
+    if (static_cast<uint8_t>(batch.planes()[row * 8]) != 10) continue;
+    ++again;
+    EXPECT_EQ(value[row], 1.0f);
+    EXPECT_EQ(UnpackFloats(batch.policy())[row * 4], 1.0f);
+  }
+  EXPECT_GT(again, 0);
+  // 8 bytes of key a stored position beside the 26 of the plain record.
+  EXPECT_EQ(table->payload_bytes(), 20 * (26 + 8));
+}
+
 TEST(TableOptionsTest, RefusesCapacityBelowOneGame) {
   TableOptions o = Options(5);
   EXPECT_THAT(o.Validate(), StatusIs(absl::StatusCode::kInvalidArgument));

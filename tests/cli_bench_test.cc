@@ -171,6 +171,12 @@ TEST(CliBenchTest, ReplayTable) {
   ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
   EXPECT_THAT(r.stdout_text, HasSubstr("durable insert"));
   EXPECT_THAT(r.stdout_text, HasSubstr("resident memory per stored position"));
+  EXPECT_THAT(r.stdout_text, Not(HasSubstr("position averaging")));
+  // With position averaging the table keeps one distinct entry a position; the table says so.
+  r = Zf({"bench", "replay", "--capacity", "10000", "--inserters", "1", "--seconds", "0.1", "--dir",
+          dir, "--position_averaging"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_THAT(r.stdout_text, HasSubstr("capacity 10000 positions, position averaging"));
 }
 
 TEST(CliBenchTest, TheJsonCheckIsNotVacuous) {

@@ -230,24 +230,46 @@ TEST(RunE2eTest, GoDefaultsAndTheFlagsThatTurnThemOff) {
   EXPECT_THAT(few, HasSubstr("\"selfplay_sims\": 8, \"selfplay_fast_sims\": 8,"));
   EXPECT_THAT(few, HasSubstr("\"games_per_worker\": 12, \"requests_in_flight\": 3,"));
   EXPECT_THAT(few_line, HasSubstr("fast searches of 8 simulations, learner on 2 threads"));
-  // --samples_per_insert sets the shards' rate limiter, --capacity their windows, --optimizer,
-  // --lr and --batch_size the learner; each is recorded for --resume. --gumbel_considered_actions
-  // 0 turns Go's default root rule off.
+  // --samples_per_insert sets the shards' rate limiter, --capacity their windows,
+  // --position_averaging their sampling, --optimizer, --lr and --batch_size the learner; each is
+  // recorded for --resume. --gumbel_considered_actions 0 turns Go's default root rule off.
   const auto [plain_line, plain] =
       run({"--score_utility", "0", "--selfplay_fast_sims", "8", "--samples_per_insert", "8",
            "--gumbel_considered_actions", "0", "--capacity", "5000", "--optimizer", "adamw", "--lr",
-           "0.005", "--batch_size", "64"});
+           "0.005", "--batch_size", "64", "--position_averaging"});
   EXPECT_THAT(plain, HasSubstr("\"batch_size\": 64, \"optimizer\": \"adamw\", \"lr\": 0.005,"));
   EXPECT_THAT(plain, HasSubstr("\"capacity\": 5000,"));
   EXPECT_THAT(plain, HasSubstr("\"score_utility\": 0, \"gumbel_considered_actions\": 0,"));
   EXPECT_THAT(plain, HasSubstr("\"selfplay_fast_sims\": 8,"));
-  EXPECT_THAT(plain, HasSubstr("\"samples_per_insert\": 8,"));
+  EXPECT_THAT(plain, HasSubstr("\"samples_per_insert\": 8, \"position_averaging\": 1,"));
+  EXPECT_THAT(defaults, HasSubstr("\"position_averaging\": 0,"));
   EXPECT_THAT(plain_line,
               HasSubstr("with ownership and score heads, fast searches of 8 simulations, optimizer "
-                        "adamw, 2 replay shards at 8 samples per insert"));
+                        "adamw, position averaging, 2 replay shards at 8 samples per insert"));
   // Without them, the game's own: SGD at 0.02 in batches of 256 over windows of 200,000.
   EXPECT_THAT(defaults, HasSubstr("\"batch_size\": 256, \"optimizer\": \"sgd\", \"lr\": 0.02,"));
   EXPECT_THAT(defaults, HasSubstr("\"capacity\": 200000,"));
+}
+
+// Connect Four's shards sample distinct positions by default (position averaging, issue 50): the
+// learner trains through them; --noposition_averaging turns it off.
+TEST(RunE2eTest, ConnectFourAveragesPositionsByDefault) {
+  const std::string dir = TempDir("zf-run-c4");
+  ProcessResult r = Zf({"run", "--game", "connect4", "--dir", dir, "--minutes", "0.15", "--net",
+                        "1x8", "--eval_games", "0", "--seed", "5"});
+  ASSERT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;
+  EXPECT_THAT(r.stdout_text, HasSubstr("network 1x8, position averaging, 2 replay shards"));
+  EXPECT_THAT(FileText(dir + "/run.json"), HasSubstr("\"position_averaging\": 1,"));
+  const std::vector<std::string> end = Lines(dir + "/progress.jsonl", "end");
+  ASSERT_EQ(end.size(), 1u);
+  EXPECT_GT(Field(end[0], "learner_steps"), 0) << "the learner never sampled: " << end[0];
+  fs::remove_all(dir);
+  r = Zf({"run", "--game", "connect4", "--dir", dir, "--minutes", "0.01", "--net", "1x8",
+          "--eval_games", "0", "--noposition_averaging"});
+  ASSERT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;
+  EXPECT_THAT(r.stdout_text, HasSubstr("network 1x8, 2 replay shards"));
+  EXPECT_THAT(FileText(dir + "/run.json"), HasSubstr("\"position_averaging\": 0,"));
+  fs::remove_all(dir);
 }
 
 // run.json is read back with nlohmann-json: a damaged file is refused naming what is wrong, never

@@ -55,6 +55,7 @@ ABSL_FLAG(double, peak_tflops, 0,
 ABSL_DECLARE_FLAG(int, max_batch);
 ABSL_DECLARE_FLAG(int64_t, max_delay_us);
 ABSL_DECLARE_FLAG(int64_t, capacity);
+ABSL_DECLARE_FLAG(bool, position_averaging);
 ABSL_DECLARE_FLAG(int, games_per_worker);
 
 namespace zf::cli {
@@ -70,6 +71,7 @@ std::vector<std::string> BenchFlags() {
           "intra_op_threads",
           "capacity",
           "inserters",
+          "position_averaging",
           "dir",
           "device",
           "precision",
@@ -198,6 +200,7 @@ absl::Status RunBenchReplay() {
   replay::ReplayBenchOptions options;
   options.capacity = absl::GetFlag(FLAGS_capacity);
   options.inserters = absl::GetFlag(FLAGS_inserters);
+  options.position_averaging = absl::GetFlag(FLAGS_position_averaging);
   options.seconds = absl::GetFlag(FLAGS_seconds);
   options.dir = absl::GetFlag(FLAGS_dir);
   if (options.dir.empty()) options.dir = absl::StrCat("/tmp/zf_bench_replay_", getpid());
@@ -301,7 +304,8 @@ std::vector<Command> BenchCommands() {
        "[--rows R] [--in_flight K] [--seconds T] [--json]\n"
        "  zf bench serving [--game G] [--row_counts 16,64,256,1024] [--transports tcp,unix] "
        "[--streams S] [--in_flight K] [--seconds T] [--json]\n"
-       "  zf bench replay [--capacity N] [--inserters K] [--seconds S] [--dir DIR] [--json]\n"
+       "  zf bench replay [--capacity N] [--inserters K] [--position_averaging] [--seconds S] "
+       "[--dir DIR] [--json]\n"
        "  zf bench abuse [--game G] [--idle_streams N] [--slow_sockets N] [--abandoned N] "
        "[--well_behaved N] [--rows R] [--seconds S] [--max_rss_mib M] [--json]\n"
        "  zf bench selfplay --actors P [--game G] [--blocks B --filters F] [--global_pooling] "

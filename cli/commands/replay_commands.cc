@@ -41,6 +41,12 @@ ABSL_FLAG(int64_t, min_size_to_sample, 1000, "replay: positions stored before sa
 ABSL_FLAG(double, samples_per_insert, 4.0,
           "replay and run: the samples per inserted position the shards' rate limiter keeps to "
           "(zf run: 0.1..1000; a --resume keeps the run's own)");
+ABSL_FLAG(bool, position_averaging, false,
+          "replay and run: position averaging: sample each distinct position (identical planes) "
+          "uniformly, however many stored games reached it, with the mean of its occurrences' "
+          "value and policy targets (zf run: the game's default when not given, on for Connect "
+          "Four, off for the others; --noposition_averaging turns it off; a --resume keeps the "
+          "run's own)");
 ABSL_FLAG(double, error_buffer, 100'000,
           "replay: the rate limiter's band half-width, in sampled positions");
 
@@ -205,6 +211,7 @@ absl::Status RunReplay(const std::vector<std::string>& args) {
   options.capacity_positions = absl::GetFlag(FLAGS_capacity);
   options.min_size_to_sample = absl::GetFlag(FLAGS_min_size_to_sample);
   options.samples_per_insert = absl::GetFlag(FLAGS_samples_per_insert);
+  options.position_averaging = absl::GetFlag(FLAGS_position_averaging);
   options.error_buffer = absl::GetFlag(FLAGS_error_buffer);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   ZF_ASSIGN_OR_RETURN(options.wire, WireSettingsFromFlags());
@@ -256,13 +263,14 @@ std::vector<Command> ReplayCommands() {
   return {
       {"replay", "serve one durable, rate-limited replay shard over gRPC until SIGINT/SIGTERM",
        "zf replay --listen ADDR --dir DIR --capacity N [--min_size_to_sample N] "
-       "[--samples_per_insert X] [--error_buffer X] [--metrics_listen ADDR]\n"
+       "[--samples_per_insert X] [--position_averaging] [--error_buffer X] "
+       "[--metrics_listen ADDR]\n"
        "       zf replay ls --dir DIR [--json]   (the game ids the shard's log holds)\n"
        "       zf replay verify --dir DIR [--json]   (damaged records and the games they held; "
        "exit 1 on corruption)",
        WithLogFileFlag(
            WithTlsFlags({"listen", "dir", "capacity", "min_size_to_sample", "samples_per_insert",
-                         "error_buffer", "metrics_listen", "json"})),
+                         "position_averaging", "error_buffer", "metrics_listen", "json"})),
        RunReplay},
   };
 }

@@ -105,8 +105,9 @@ ABSL_FLAG(double, lr_decay_fraction, -1,
 ABSL_FLAG(double, lr_final_fraction, 0.1,
           "run: the learning rate at the end of --lr_decay_fraction's decay, as a fraction of "
           "the base rate, (0, 1]");
-// Defined with `zf replay`, whose flag it is too.
+// Defined with `zf replay`, whose flags they are too.
 ABSL_DECLARE_FLAG(double, samples_per_insert);
+ABSL_DECLARE_FLAG(bool, position_averaging);
 // Defined with `zf learner`, whose flags they are too.
 ABSL_DECLARE_FLAG(double, search_value_weight);
 ABSL_DECLARE_FLAG(std::string, optimizer);
@@ -150,7 +151,8 @@ struct RunConfig {
   int64_t capacity = 100'000;         // per shard, positions
   int64_t min_size_to_sample = 1000;  // per shard
   double samples_per_insert = 4;
-  double search_value_weight = 0;  // LearnerOptions::search_value_weight; 0: the result alone
+  double search_value_weight = 0;   // LearnerOptions::search_value_weight; 0: the result alone
+  bool position_averaging = false;  // replay::TableOptions::position_averaging
   int eval_games = 20;
   int eval_sims = 64;
   std::string eval_vs = "mcts:200";
@@ -178,6 +180,7 @@ struct RunConfig {
         ", \"steps_per_checkpoint\": ", steps_per_checkpoint, ", \"capacity\": ", capacity,
         ", \"min_size_to_sample\": ", min_size_to_sample,
         ", \"samples_per_insert\": ", JsonNumber(samples_per_insert),
+        ", \"position_averaging\": ", position_averaging ? 1 : 0,
         ", \"search_value_weight\": ", JsonNumber(search_value_weight),
         ", \"eval_games\": ", eval_games, ", \"eval_sims\": ", eval_sims,
         ", \"eval_vs\": ", JsonString(eval_vs), ", \"seed\": ", seed, "}\n");
@@ -196,6 +199,9 @@ RunConfig DefaultConfig(const games::GameConfig& game) {
     c.blocks = 3, c.filters = 32, c.selfplay_sims = 128, c.batch_size = 256;
     c.steps_per_checkpoint = 100, c.capacity = 150'000, c.min_size_to_sample = 2000;
     c.eval_games = 20, c.eval_sims = 128, c.eval_vs = "mcts:200,mcts:1000";
+    // Position averaging: 2 points more accurate against perfect play after 30 one-core minutes
+    // in both of issue 50's pairs (docs/benchmarks.md, "Position averaging on Connect Four").
+    c.position_averaging = true;
   } else if (game.Is<games::Go>()) {
     // GNU Go is the fixed baseline (zf match's gnugo:LEVEL player; Debian's gnugo package).
     c.blocks = 4, c.filters = 32, c.selfplay_sims = 64, c.batch_size = 256;
@@ -321,6 +327,7 @@ absl::StatusOr<RunConfig> ReadConfig(const std::string& path) {
   ZF_RETURN_IF_ERROR(get("min_size_to_sample", &c.min_size_to_sample));
   ZF_RETURN_IF_ERROR(get("samples_per_insert", &c.samples_per_insert));
   ZF_RETURN_IF_ERROR(get("search_value_weight", &c.search_value_weight, kOptional));
+  ZF_RETURN_IF_ERROR(get("position_averaging", &c.position_averaging, kOptional));
   ZF_RETURN_IF_ERROR(get("eval_games", &c.eval_games));
   ZF_RETURN_IF_ERROR(get("eval_sims", &c.eval_sims));
   ZF_RETURN_IF_ERROR(get("eval_vs", &c.eval_vs));
@@ -620,6 +627,11 @@ absl::Status RunRun(const std::vector<std::string>& args) {
       ZF_RETURN_IF_ERROR(
           CheckRealFlagRange("samples_per_insert", config.samples_per_insert, 0.1, 1000));
     }
+    // Only a flag given on the command line overrides the game's default (Connect Four's is
+    // on; --noposition_averaging turns it off).
+    if (FlagGiven("position_averaging")) {
+      config.position_averaging = absl::GetFlag(FLAGS_position_averaging);
+    }
     if (FlagGiven("search_value_weight")) {
       config.search_value_weight = absl::GetFlag(FLAGS_search_value_weight);
       ZF_RETURN_IF_ERROR(
@@ -734,6 +746,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   if (config.optimizer != learner::OptimizerKind::kSgd) {
     absl::StrAppend(&extras, ", optimizer ", learner::OptimizerKindName(config.optimizer));
   }
+  if (config.position_averaging) absl::StrAppend(&extras, ", position averaging");
   if (config.search_value_weight > 0) {
     absl::StrAppend(&extras, ", value target ", 1 - config.search_value_weight, " result + ",
                     config.search_value_weight, " search value");
@@ -764,6 +777,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   fo.capacity_positions = config.capacity;
   fo.min_size_to_sample = config.min_size_to_sample;
   fo.samples_per_insert = config.samples_per_insert;
+  fo.position_averaging = config.position_averaging;
   fo.batch_size = config.batch_size;
   fo.optimizer = config.optimizer;
   fo.lr = config.lr;
@@ -1098,7 +1112,8 @@ std::vector<Command> RunCommands() {
        "zf run --game G [--dir DIR] [--minutes M] [--net BxF] [--shards N] [--selfplay_sims N] "
        "[--selfplay_fast_sims N] [--games_per_worker N] [--requests_in_flight N] "
        "[--reanalysis_share X] "
-       "[--samples_per_insert X] [--capacity N] [--optimizer sgd|adamw] [--lr X] [--batch_size N] "
+       "[--samples_per_insert X] [--[no]position_averaging] [--capacity N] [--optimizer sgd|adamw] "
+       "[--lr X] [--batch_size N] "
        "[--search_value_weight W] [--forced_playout_k K] [--gumbel_considered_actions M] "
        "[--score_utility L] "
        "[--[no]aux_heads] [--global_pooling] "
@@ -1121,6 +1136,7 @@ std::vector<Command> RunCommands() {
                         "requests_in_flight",
                         "reanalysis_share",
                         "samples_per_insert",
+                        "position_averaging",
                         "capacity",
                         "optimizer",
                         "lr",

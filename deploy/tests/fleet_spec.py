@@ -71,7 +71,8 @@ METRICS = {
     "zf_inference_responses_dropped_total", "zf_inference_max_batch_rows",
     "zf_inference_max_delay_seconds",
     # replay
-    "zf_replay_positions_stored", "zf_replay_games_stored", "zf_replay_inserts_total",
+    "zf_replay_positions_stored", "zf_replay_games_stored",
+    "zf_replay_distinct_positions_stored", "zf_replay_inserts_total",
     "zf_replay_inserted_positions_total", "zf_replay_duplicates_total",
     "zf_replay_rejections_total", "zf_replay_sampled_positions_total",
     "zf_replay_rate_limiter_wait_seconds_total", "zf_replay_ack_seconds",

@@ -124,6 +124,7 @@ absl::StatusOr<ReplayBenchResult> RunReplayBench(const ReplayBenchOptions& bench
   options.dir = dir;
   options.table.capacity_positions = capacity;
   options.table.max_positions_per_game = 64;
+  options.table.position_averaging = bench.position_averaging;
   options.rate_limiter = SampleToInsertRatio(/*samples_per_insert=*/1.0, /*min_size_to_sample=*/1,
                                              /*error_buffer=*/1e15);
   options.rate_limiter.max_insert_positions = 64;
@@ -211,22 +212,24 @@ std::string FormatReplayBenchJson(const ReplayBenchResult& r) {
       "\"insert_positions_per_sec\": %.0f, \"insert_games_per_sec\": %.0f, \"sample_batch\": %d, "
       "\"sample_positions_per_sec\": %.0f, \"record_bytes_per_position\": %d, "
       "\"resident_bytes_per_position_full\": %.1f, \"resident_bytes_per_position_end\": %.1f, "
-      "\"stored_positions\": %d}\n",
+      "\"stored_positions\": %d, \"position_averaging\": %s}\n",
       r.positions_per_game, r.options.capacity, r.options.inserters, r.options.seconds,
       r.fsync_policy, r.insert_positions_per_sec, r.insert_games_per_sec, r.sample_batch,
       r.sample_positions_per_sec, r.record_bytes_per_position, r.resident_bytes_per_position_full,
-      r.resident_bytes_per_position_end, r.stored_positions);
+      r.resident_bytes_per_position_end, r.stored_positions,
+      r.options.position_averaging ? "true" : "false");
 }
 
 std::string FormatReplayBenchTable(const ReplayBenchResult& r) {
   return absl::StrFormat(
       "replay shard, Connect Four-shaped records (%d positions/game, %d B encoded/position), "
-      "capacity %d positions\n"
+      "capacity %d positions%s\n"
       "  durable insert (%d threads; %s): %.0f positions/s, %.0f games/s\n"
       "  sample (batch %d, 1 thread, random symmetry): %.0f positions/s\n"
       "  resident memory per stored position: %.1f B when the window first filled, %.1f B after "
       "2x capacity inserted\n",
-      r.positions_per_game, r.record_bytes_per_position, r.options.capacity, r.options.inserters,
+      r.positions_per_game, r.record_bytes_per_position, r.options.capacity,
+      r.options.position_averaging ? ", position averaging" : "", r.options.inserters,
       r.fsync_policy, r.insert_positions_per_sec, r.insert_games_per_sec, r.sample_batch,
       r.sample_positions_per_sec, r.resident_bytes_per_position_full,
       r.resident_bytes_per_position_end);

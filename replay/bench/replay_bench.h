@@ -24,8 +24,11 @@ namespace zf::replay {
 struct ReplayBenchOptions {
   int64_t capacity = 1'000'000;  // window, positions; >= 10000
   int inserters = 16;            // K, 1..256
-  double seconds = 5;            // sampling window, 0.1..600
-  std::string dir;               // shard log directory (deleted before and after); required
+  // The table's position averaging (replay/table.h). Every generated position is distinct (random
+  // planes), its costliest case: one distinct entry per stored position.
+  bool position_averaging = false;
+  double seconds = 5;  // sampling window, 0.1..600
+  std::string dir;     // shard log directory (deleted before and after); required
 
   // Returns: OK; InvalidArgument naming the field and value.
   absl::Status Validate() const;
@@ -54,7 +57,7 @@ std::string FormatReplayBenchTable(const ReplayBenchResult& result);
 // One JSON object and '\n'. Fields: game, positions_per_game, capacity, inserters, fsync_policy,
 // insert_positions_per_sec, insert_games_per_sec, sample_batch, sample_positions_per_sec,
 // record_bytes_per_position, resident_bytes_per_position_full, resident_bytes_per_position_end,
-// stored_positions, seconds.
+// stored_positions, seconds, position_averaging.
 std::string FormatReplayBenchJson(const ReplayBenchResult& result);
 
 }  // namespace zf::replay

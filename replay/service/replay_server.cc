@@ -14,6 +14,7 @@ ShardOptions ReplayServerOptions::ShardOptionsFor() const {
   shard.dir = dir;
   shard.table.capacity_positions = capacity_positions;
   shard.table.max_positions_per_game = max_positions_per_game;
+  shard.table.position_averaging = position_averaging;
   shard.rate_limiter = SampleToInsertRatio(samples_per_insert, min_size_to_sample, error_buffer);
   shard.rate_limiter.max_insert_positions = max_positions_per_game;
   shard.rate_limiter.max_sample_positions = max_sample_positions;

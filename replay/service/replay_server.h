@@ -41,6 +41,8 @@ struct ReplayServerOptions {
   // Rate limiter (Reverb's SampleToInsertRatio; see replay/rate_limiter.h).
   double samples_per_insert = 4.0;
   int64_t min_size_to_sample = 1000;
+  // Sample distinct positions with their occurrences' mean targets (replay/table.h).
+  bool position_averaging = false;
   // Half the width of the diff band; must exceed (max_positions_per_game * samples_per_insert +
   // max_sample_positions) / 2.
   double error_buffer = 1e9;
