@@ -124,8 +124,8 @@ class Table {
   int64_t num_games() const ABSL_LOCKS_EXCLUDED(mu_);
   // Distinct positions held with position averaging (0 without it).
   int64_t num_distinct_positions() const ABSL_LOCKS_EXCLUDED(mu_);
-  // Bytes of packed tensors held (planes, policy, per-position flags, root values), for memory
-  // accounting.
+  // Bytes of packed tensors held (planes, policy, per-position flags, root values, and position
+  // averaging's keys), for memory accounting.
   int64_t payload_bytes() const ABSL_LOCKS_EXCLUDED(mu_);
   // The game, shape and action count fixed by the first stored game (or the options); nullopt
   // before then.
