@@ -73,6 +73,26 @@ void Table::RememberEvicted(std::string id) {
   evicted_order_.push_back(std::move(id));
 }
 
+void Table::CountOccurrence(const StoredGame& g, int32_t i, int sign, DistinctPosition& d,
+                            double* policy_sum) {
+  const float v = g.returns[static_cast<uint8_t>(g.to_play[i])];
+  d.count += sign;
+  d.value_sum += sign * v;
+  d.search_value_sum += sign * (g.root_values.empty() ? v : g.root_values[i]);
+  if (g.full_search[i] == 0) return;
+  d.full_count += sign;
+  const int64_t a = shape_->num_actions;
+  if (d.full_count == 0) {
+    std::fill_n(policy_sum, a, 0.0);  // no rounding residue left behind
+    return;
+  }
+  for (int64_t k = 0; k < a; ++k) {
+    float p;
+    std::memcpy(&p, g.policy.data() + (i * a + k) * 4, 4);
+    policy_sum[k] += sign * p;
+  }
+}
+
 void Table::AddDistinct(StoredGame& g) {
   const int64_t plane_values =
       static_cast<int64_t>(shape_->channels) * shape_->height * shape_->width;
@@ -87,21 +107,9 @@ void Table::AddDistinct(StoredGame& g) {
       distinct_.push_back(DistinctPosition{.key = key});
       distinct_policy_.resize(distinct_policy_.size() + a, 0.0);
     }
-    DistinctPosition& d = distinct_[it->second];
-    const float v = g.returns[static_cast<uint8_t>(g.to_play[i])];
-    ++d.count;
-    d.value_sum += v;
-    d.search_value_sum += g.root_values.empty() ? v : g.root_values[i];
-    d.newest = g.first_position + i;
-    if (g.full_search[i] != 0) {
-      ++d.full_count;
-      double* sum = distinct_policy_.data() + it->second * a;
-      for (int64_t k = 0; k < a; ++k) {
-        float p;
-        std::memcpy(&p, g.policy.data() + (i * a + k) * 4, 4);
-        sum[k] += p;
-      }
-    }
+    const int64_t slot = it->second;
+    CountOccurrence(g, i, +1, distinct_[slot], distinct_policy_.data() + slot * a);
+    distinct_[slot].newest = g.first_position + i;
   }
 }
 
@@ -111,35 +119,20 @@ void Table::RemoveDistinct(const StoredGame& g) {
     const auto it = distinct_index_.find(g.position_keys[i]);
     ZF_CHECK(it != distinct_index_.end()) << "an evicted position was never added";
     const int64_t slot = it->second;
-    DistinctPosition& d = distinct_[slot];
-    double* sum = distinct_policy_.data() + slot * a;
-    if (--d.count == 0) {
-      // Move the last distinct position into the gap.
-      distinct_index_.erase(it);
-      const int64_t last = static_cast<int64_t>(distinct_.size()) - 1;
-      if (slot != last) {
-        distinct_[slot] = distinct_[last];
-        std::copy_n(distinct_policy_.data() + last * a, a, sum);
-        distinct_index_[distinct_[slot].key] = slot;
-      }
-      distinct_.pop_back();
-      distinct_policy_.resize(distinct_policy_.size() - a);
+    if (distinct_[slot].count > 1) {
+      CountOccurrence(g, i, -1, distinct_[slot], distinct_policy_.data() + slot * a);
       continue;
     }
-    const float v = g.returns[static_cast<uint8_t>(g.to_play[i])];
-    d.value_sum -= v;
-    d.search_value_sum -= g.root_values.empty() ? v : g.root_values[i];
-    if (g.full_search[i] != 0) {
-      if (--d.full_count == 0) {
-        std::fill_n(sum, a, 0.0);  // no rounding residue left behind
-      } else {
-        for (int64_t k = 0; k < a; ++k) {
-          float p;
-          std::memcpy(&p, g.policy.data() + (i * a + k) * 4, 4);
-          sum[k] -= p;
-        }
-      }
+    // Its last occurrence: move the last distinct position into the gap.
+    distinct_index_.erase(it);
+    const int64_t last = static_cast<int64_t>(distinct_.size()) - 1;
+    if (slot != last) {
+      distinct_[slot] = distinct_[last];
+      std::copy_n(distinct_policy_.data() + last * a, a, distinct_policy_.data() + slot * a);
+      distinct_index_[distinct_[slot].key] = slot;
     }
+    distinct_.pop_back();
+    distinct_policy_.resize(distinct_policy_.size() - a);
   }
 }
 
@@ -247,8 +240,9 @@ absl::Status Table::Sample(int batch_size, std::mt19937_64& rng, SampleBatch* ba
       0, (averaging ? static_cast<int64_t>(distinct_.size()) : num_positions_) - 1);
   std::vector<float> mean_policy(averaging ? a : 0);
   for (int row = 0; row < batch_size; ++row) {
-    const DistinctPosition* d = averaging ? &distinct_[pick(rng)] : nullptr;
-    const int64_t global = averaging ? d->newest : oldest + pick(rng);
+    const int64_t picked = pick(rng);
+    const DistinctPosition* d = averaging ? &distinct_[picked] : nullptr;
+    const int64_t global = averaging ? d->newest : oldest + picked;
     // The last game whose first position is <= global.
     auto it = std::upper_bound(games_.begin(), games_.end(), global,
                                [](int64_t x, const StoredGame& g) { return x < g.first_position; });
@@ -264,7 +258,7 @@ absl::Status Table::Sample(int batch_size, std::mt19937_64& rng, SampleBatch* ba
     char* dst_planes = planes->data() + row * plane_values;
     const char* src_policy = g.policy.data() + i * a * 4;
     if (averaging && d->full_count > 0) {
-      const double* sum = distinct_policy_.data() + (d - distinct_.data()) * a;
+      const double* sum = distinct_policy_.data() + picked * a;
       for (int64_t k = 0; k < a; ++k) {
         mean_policy[k] = static_cast<float>(sum[k] / d->full_count);
       }

@@ -183,6 +183,9 @@ class Table {
   // takes an evicted one's away (a distinct position with no occurrence left is removed).
   void AddDistinct(StoredGame& g) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RemoveDistinct(const StoredGame& g) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Adds (sign +1) or takes away (sign -1) position i of g in d's sums and its summed policy.
+  void CountOccurrence(const StoredGame& g, int32_t i, int sign, DistinctPosition& d,
+                       double* policy_sum) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const TableOptions options_;
   mutable absl::Mutex mu_;
