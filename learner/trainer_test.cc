@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
@@ -323,6 +324,32 @@ TEST_P(ResumeTest, CheckpointAndResumeGiveTheSameNextStep) {
 
 INSTANTIATE_TEST_SUITE_P(Optimizers, ResumeTest,
                          ::testing::Values(OptimizerKind::kSgd, OptimizerKind::kAdamW));
+
+// A checkpoint written by the other optimizer kind gives its weights and step, and the optimizer
+// starts fresh: the same steps as restoring the weights alone.
+TEST_P(ResumeTest, AnotherOptimizersStateIsLeftOut) {
+  const OptimizerKind other_kind =
+      GetParam() == OptimizerKind::kSgd ? OptimizerKind::kAdamW : OptimizerKind::kSgd;
+  ASSERT_OK_AND_ASSIGN(auto a, Trainer::Create(Options(other_kind)));
+  for (int i = 0; i < 3; ++i) ASSERT_OK(a->Step(MakeBatch(TinyShape(), 16, i)).status());
+  ASSERT_OK_AND_ASSIGN(model::Checkpoint checkpoint, a->MakeCheckpoint(/*version=*/5));
+  ASSERT_FALSE(checkpoint.optimizer_state.empty());
+  model::Checkpoint weights_only = checkpoint;
+  weights_only.optimizer_state.clear();
+
+  const auto next = MakeBatch(TinyShape(), 16, 42);
+  std::vector<double> losses[2];
+  for (int k = 0; k < 2; ++k) {
+    ASSERT_OK_AND_ASSIGN(auto b, Trainer::Create(Options(GetParam())));
+    ASSERT_OK(b->Restore(k == 0 ? checkpoint : weights_only));
+    EXPECT_EQ(b->step(), 3);
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_OK_AND_ASSIGN(StepResult r, b->Step(next));
+      losses[k].push_back(r.total_loss);
+    }
+  }
+  EXPECT_EQ(losses[0], losses[1]);
+}
 
 TEST(TrainerTest, RestoreRefusesAnotherShape) {
   ASSERT_OK_AND_ASSIGN(auto a, Trainer::Create(Options()));
