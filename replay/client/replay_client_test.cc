@@ -14,6 +14,7 @@
 #include "common/testing/wait.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "prometheus/registry.h"
 #include "replay/client/replay_sampler.h"
 #include "replay/client/sharded_writer.h"
 #include "replay/service/replay_server.h"
@@ -67,6 +68,16 @@ class ReplayClientTest : public ::testing::Test {
 
   std::string dir_;
 };
+
+// The value of the gauge zf_replay_writer_unacknowledged_games in `registry` (-1 if absent).
+double UnacknowledgedGauge(prometheus::Registry& registry) {
+  for (const prometheus::MetricFamily& family : registry.Collect()) {
+    if (family.name == "zf_replay_writer_unacknowledged_games") {
+      return family.metric.at(0).gauge.value;
+    }
+  }
+  return -1;
+}
 
 TEST_F(ReplayClientTest, WriterSpreadsGamesOverShardsByConsistentHashing) {
   std::unique_ptr<ReplayServer> a = StartServer(0);
@@ -158,6 +169,8 @@ TEST_F(ReplayClientTest, WriterSpoolsWhenEveryShardIsDownAndResendsOnReconnect) 
   options.spool_path = dir_ + "/spool";
   options.rpc_timeout = absl::Seconds(2);
   options.max_backoff = absl::Milliseconds(200);
+  auto registry = std::make_shared<prometheus::Registry>();
+  options.metrics = registry.get();
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<ShardedReplayWriter> writer,
                        ShardedReplayWriter::Create(options));
   for (int i = 0; i < 20; ++i) {
@@ -169,6 +182,7 @@ TEST_F(ReplayClientTest, WriterSpoolsWhenEveryShardIsDownAndResendsOnReconnect) 
   EXPECT_EQ(stats.unacked, 4);   // memory stays bounded
   EXPECT_EQ(stats.spooled, 16);  // the rest went to disk
   EXPECT_GT(std::filesystem::file_size(options.spool_path), 0u);
+  EXPECT_EQ(UnacknowledgedGauge(*registry), 20);  // the backlog: in memory and in the spool
   EXPECT_THAT(writer->Flush(absl::Now() + absl::Milliseconds(100)),
               ::zf::testing::StatusIs(absl::StatusCode::kDeadlineExceeded));
   // The writer has tried the down shard and failed at least once before it comes back (on a
@@ -183,6 +197,7 @@ TEST_F(ReplayClientTest, WriterSpoolsWhenEveryShardIsDownAndResendsOnReconnect) 
   EXPECT_EQ(stats.acked, 20);
   EXPECT_EQ(stats.spool_pending, 0);
   EXPECT_GT(stats.retries, 0);
+  EXPECT_EQ(UnacknowledgedGauge(*registry), 0);
   EXPECT_EQ(Info(*server).games(), 20);
   writer->Close();
   EXPECT_FALSE(std::filesystem::exists(options.spool_path));  // nothing left in it: removed

@@ -120,6 +120,12 @@ absl::StatusOr<std::unique_ptr<ShardedReplayWriter>> ShardedReplayWriter::Create
                              .Help("Games replay refused as invalid (dropped).")
                              .Register(*o.metrics)
                              .Add({});
+    writer->unacknowledged_ =
+        &prometheus::BuildGauge()
+             .Name("zf_replay_writer_unacknowledged_games")
+             .Help("Games held in memory or in the spool that replay has not acknowledged yet.")
+             .Register(*o.metrics)
+             .Add({});
   }
   writer->shards_.resize(o.shards.size());
   for (size_t i = 0; i < o.shards.size(); ++i) {
@@ -151,6 +157,7 @@ absl::StatusOr<std::unique_ptr<ShardedReplayWriter>> ShardedReplayWriter::Create
     absl::MutexLock lock(&writer->mu_);
     writer->spool_size_ = offset;
     writer->stats_.spool_pending = games;
+    writer->PublishBacklog();
   }
   for (size_t i = 0; i < writer->shards_.size(); ++i) {
     writer->threads_.emplace_back(absl::StrCat("replay-writer-", i),
@@ -181,6 +188,12 @@ bool ShardedReplayWriter::AllDown() const {
     if (Available(s)) return false;
   }
   return true;
+}
+
+void ShardedReplayWriter::PublishBacklog() {
+  if (unacknowledged_ != nullptr) {
+    unacknowledged_->Set(static_cast<double>(unacked_ + stats_.spool_pending));
+  }
 }
 
 int ShardedReplayWriter::RouteNewGame(const std::string& game_id) const {
@@ -218,6 +231,7 @@ absl::Status ShardedReplayWriter::Write(GameRecord game, absl::Time deadline) {
       const int shard = RouteNewGame(game.game_id());
       if (shard != ShardFor(game.game_id())) ++stats_.rerouted;
       shards_[static_cast<size_t>(shard)].queue.push_back(std::move(game));
+      PublishBacklog();
       return absl::OkStatus();
     }
   }
@@ -246,6 +260,7 @@ absl::Status ShardedReplayWriter::Spool(const GameRecord& game, bool new_game) {
   if (new_game) ++stats_.written;
   ++stats_.spooled;
   ++stats_.spool_pending;
+  PublishBacklog();
   return absl::OkStatus();
 }
 
@@ -294,6 +309,7 @@ void ShardedReplayWriter::SpoolLoop() {
         // flight), so it goes home: its retry must deduplicate there.
         shards_[static_cast<size_t>(ShardFor(game.game_id()))].queue.push_back(std::move(game));
       }
+      PublishBacklog();
     }
   }
 }
@@ -348,6 +364,7 @@ bool ShardedReplayWriter::Deliver(int shard, std::vector<GameRecord>& games) {
         if (outcome == InsertResponse::DUPLICATE) ++duplicates;
       }
       stats_.duplicates += duplicates;
+      PublishBacklog();
       if (acked_stored_ != nullptr) {
         acked_stored_->Increment(static_cast<double>(games.size()) - duplicates);
         acked_duplicate_->Increment(static_cast<double>(duplicates));
@@ -369,6 +386,7 @@ bool ShardedReplayWriter::Deliver(int shard, std::vector<GameRecord>& games) {
       absl::MutexLock lock(&mu_);
       --unacked_;
       ++stats_.rejected;
+      PublishBacklog();
       if (rejected_ != nullptr) rejected_->Increment();
       return true;
     }
@@ -430,6 +448,7 @@ void ShardedReplayWriter::Close() {
       s.queue.clear();
     }
     unacked_ = 0;
+    PublishBacklog();
   }
   if (options_.spool_path.empty()) {
     if (!left.empty()) {

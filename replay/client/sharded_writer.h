@@ -72,8 +72,10 @@ struct ShardedReplayWriterOptions {
   // empty. (`zf actor --acked_log` writes them to a file for the chaos tests.)
   std::function<void(const std::vector<std::string>& game_ids)> on_acked;
   // Not owned; may be null. Exports zf_replay_writer_acked_games_total{outcome="stored"|
-  // "duplicate"}, zf_replay_writer_insert_retries_total (failed Insert calls that will be retried)
-  // and zf_replay_writer_rejected_games_total (dropped after INVALID_ARGUMENT).
+  // "duplicate"}, zf_replay_writer_insert_retries_total (failed Insert calls that will be retried),
+  // zf_replay_writer_rejected_games_total (dropped after INVALID_ARGUMENT) and
+  // zf_replay_writer_unacknowledged_games (games held in memory or in the spool and not yet
+  // acknowledged: the backlog a down shard builds and its return drains).
   prometheus::Registry* metrics = nullptr;
 
   // Returns: OK; InvalidArgument naming the bad field.
@@ -136,6 +138,9 @@ class ShardedReplayWriter {
   // Up: not marked down by a failed Insert and its channel not in TRANSIENT_FAILURE.
   bool Available(const Shard& s) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool AllDown() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sets zf_replay_writer_unacknowledged_games from unacked_ and the spool's pending games; called
+  // after each change of either.
+  void PublishBacklog() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The shard a new game goes to: its home shard if that is up, else the next one up on the ring.
   int RouteNewGame(const std::string& game_id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Appends `game` to the spool and counts it (in `written` too if `new_game`). Takes spool_mu_
@@ -167,6 +172,7 @@ class ShardedReplayWriter {
   prometheus::Counter* acked_duplicate_ = nullptr;
   prometheus::Counter* retries_ = nullptr;
   prometheus::Counter* rejected_ = nullptr;
+  prometheus::Gauge* unacknowledged_ = nullptr;
 
   std::vector<Thread> threads_;
 };

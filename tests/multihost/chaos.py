@@ -58,6 +58,13 @@ def alert_key(alertname, host):
 RECOVERY_FRACTION = 0.8
 RECOVERY_BOUND_S = 120
 STREAMS_BOUND_S = 90  # keepalive 20 s + timeout 10 s on each side, plus reconnect backoff
+# A fault's baseline is measured only once the actors' replay backlog (games held unacknowledged,
+# zf_replay_writer_unacknowledged_games) has stayed at most BACKLOG_GAMES_PER_ACTOR per actor for a
+# whole baseline window: the flush of an earlier fault's backlog runs above the steady rate (for
+# 10 of the 10 s before one rolling update, whose baseline was then 1.5x the rate the fleet came
+# back to). Waited for at most BACKLOG_BOUND_S.
+BACKLOG_GAMES_PER_ACTOR = 128  # steady self-play held up to 101 for two actors (engine fleet)
+BACKLOG_BOUND_S = 60
 
 
 class Durations:
@@ -239,9 +246,34 @@ class Session:
             raise RuntimeError("no games acknowledged within 180 s of start-up")
         self.wait(self.d.baseline_s + self.warmup_s)
 
+    def backlog(self, sample):
+        """The games the actors held unacknowledged in one monitor sample (summed over the actors
+        whose scrape answered; a release without the gauge counts 0)."""
+        hosts = sample["hosts"]
+        return sum(metric(hosts.get(a.name, {}).get("metrics") or {},
+                          "zf_replay_writer_unacknowledged_games") or 0
+                   for a in self.actors())
+
+    def wait_backlog_drained(self):
+        """Waits until the actors' replay backlog has been at most BACKLOG_GAMES_PER_ACTOR per
+        actor for the last baseline window, or BACKLOG_BOUND_S has passed. Returns (seconds
+        waited, the largest backlog in the window measured)."""
+        m = self.monitor
+        start = m.now()
+        limit = BACKLOG_GAMES_PER_ACTOR * len(self.actors())
+        while True:
+            t = m.now()
+            window = [(ts, self.backlog(s))
+                      for ts, s in m.samples_between(t - self.d.baseline_s, t)]
+            high = [ts for ts, games in window if games > limit]
+            if not high or t - start >= BACKLOG_BOUND_S:
+                return t - start, max((games for _, games in window), default=None)
+            self.wait(min(high[-1] + self.d.baseline_s - t, BACKLOG_BOUND_S - (t - start)) + 0.5)
+
     def measure_fault(self, name, inject, details=None):
         """Runs `inject()` (returns when the fault is over) and measures the recovery."""
         m = self.monitor
+        backlog_wait_s, backlog_max = self.wait_backlog_drained()
         t0 = m.now()
         # The median second, not the mean: the window may hold the burst of a backlog that an
         # earlier fault's recovery flushed (one quick run's had a 2,047 games/s second, and a
@@ -285,6 +317,8 @@ class Session:
             "fault_start_s": round(t0, 1),
             "fault_seconds": round(t1 - t0, 1),
             "baseline_games_per_s": round(baseline, 2),
+            "backlog_wait_s_before": round(backlog_wait_s, 1),
+            "backlog_max_games_in_baseline": backlog_max,
             "recovery_s_after_fault": None if recovered_at is None else round(recovered_at - t1, 1),
             "rate_after_games_per_s": round(m.acked_rate(m.now() - 5, m.now()), 2),
             "insert_retries": int(self.counter_total(

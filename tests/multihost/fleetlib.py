@@ -509,6 +509,7 @@ MONITORED = {
     "zf_inference_evaluations_total", "zf_inference_client_requests_moved_total",
     "zf_learner_steps_total", "zf_replay_writer_insert_retries_total",
     "zf_replay_log_write_errors_total", "zf_replay_inserts_total", "zf_replay_positions_stored",
+    "zf_replay_writer_unacknowledged_games",
 }
 
 
