@@ -146,6 +146,11 @@ def fleet():
         description="Actors retry inserts while a shard is down, unreachable or refusing; a "
                     "shard refuses group commits on a full disk (disk_full) or after a failed "
                     "write (io). Acknowledged games should dip and come back.")
+    d.panel("Faults: games waiting for replay in each actor", [
+        ("sum by (instance) (zf_replay_writer_unacknowledged_games)", "{{instance}}"),
+    ], description="Games an actor holds, in memory or in its spool, that no replay shard has "
+                   "acknowledged yet: a few dozen while the shards keep up; it grows while a "
+                   "shard is down or cut off and drains when the shard is back.")
     return d
 
 
