@@ -191,7 +191,8 @@ bool ShardedReplayWriter::AllDown() const {
 }
 
 void ShardedReplayWriter::PublishBacklog() {
-  if (unacknowledged_ != nullptr) {
+  // Not once closing: Close() (and so the destructor) may run after the registry is gone.
+  if (unacknowledged_ != nullptr && !closed_) {
     unacknowledged_->Set(static_cast<double>(unacked_ + stats_.spool_pending));
   }
 }

@@ -75,7 +75,8 @@ struct ShardedReplayWriterOptions {
   // "duplicate"}, zf_replay_writer_insert_retries_total (failed Insert calls that will be retried),
   // zf_replay_writer_rejected_games_total (dropped after INVALID_ARGUMENT) and
   // zf_replay_writer_unacknowledged_games (games held in memory or in the spool and not yet
-  // acknowledged: the backlog a down shard builds and its return drains).
+  // acknowledged: the backlog a down shard builds and its return drains). Must outlive the writer
+  // until Close() begins; Close() and the destructor never touch it.
   prometheus::Registry* metrics = nullptr;
 
   // Returns: OK; InvalidArgument naming the bad field.
@@ -139,7 +140,7 @@ class ShardedReplayWriter {
   bool Available(const Shard& s) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool AllDown() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Sets zf_replay_writer_unacknowledged_games from unacked_ and the spool's pending games; called
-  // after each change of either.
+  // after each change of either. Does nothing once closed_ (the registry may be gone).
   void PublishBacklog() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The shard a new game goes to: its home shard if that is up, else the next one up on the ring.
   int RouteNewGame(const std::string& game_id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
