@@ -75,8 +75,9 @@ struct ShardedReplayWriterOptions {
   // "duplicate"}, zf_replay_writer_insert_retries_total (failed Insert calls that will be retried),
   // zf_replay_writer_rejected_games_total (dropped after INVALID_ARGUMENT) and
   // zf_replay_writer_unacknowledged_games (games held in memory or in the spool and not yet
-  // acknowledged: the backlog a down shard builds and its return drains). Must outlive the writer
-  // until Close() begins; Close() and the destructor never touch it.
+  // acknowledged: the backlog a down shard builds and its return drains). Must stay alive until
+  // Close() has returned (sender threads count acknowledgements until Close() joins them); the
+  // gauge is not set once Close() has begun.
   prometheus::Registry* metrics = nullptr;
 
   // Returns: OK; InvalidArgument naming the bad field.
