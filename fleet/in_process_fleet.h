@@ -152,7 +152,13 @@ class InProcessFleet {
   InProcessFleet() = default;
   absl::Status Build(const InProcessFleetOptions& options);
 
-  // In start order; destroyed in reverse.
+  // The metrics registries first, so they are destroyed last: the replay writer inside sink_
+  // holds the actor's by raw pointer until its Close() returns
+  // (replay::ShardedReplayWriterOptions::metrics).
+  std::shared_ptr<prometheus::Registry> actor_registry_ = std::make_shared<prometheus::Registry>();
+  std::shared_ptr<prometheus::Registry> learner_registry_ =
+      std::make_shared<prometheus::Registry>();
+  // The components in start order; destroyed in reverse.
   std::vector<std::unique_ptr<replay::ReplayServer>> shards_;
   std::vector<std::string> shard_addresses_;
   std::unique_ptr<learner::Learner> learner_;
@@ -163,9 +169,6 @@ class InProcessFleet {
   std::unique_ptr<inference::ModelWatcher> watcher_;
   std::unique_ptr<actor::ReplayGameSink> sink_;
   std::unique_ptr<actor::Actor> actor_;
-  std::shared_ptr<prometheus::Registry> actor_registry_ = std::make_shared<prometheus::Registry>();
-  std::shared_ptr<prometheus::Registry> learner_registry_ =
-      std::make_shared<prometheus::Registry>();
   std::unique_ptr<metrics::MetricsServer> metrics_server_;
   std::thread learner_thread_;
   absl::Status learner_status_;
