@@ -192,19 +192,17 @@ class PerfectPlayer final : public Player<G> {
 };
 
 // MCTS over any evaluator: a fresh tree per move, the most visited move is played (with
-// lcb_stdevs > 0 the one with the best lower confidence bound). With score_utility > 0 the
-// evaluator's scores steer the search (search::MctsOptions).
+// options.lcb_stdevs > 0 the one with the best lower confidence bound). `options` is the search
+// (search::MctsOptions: c_puct, fpu_reduction, score_utility...); its num_simulations and seed
+// are replaced by `simulations` and `seed`.
 template <games::Game G>
 class MctsPlayer final : public Player<G> {
  public:
   static absl::StatusOr<std::unique_ptr<MctsPlayer>> Create(
       const G& start, int simulations, std::unique_ptr<search::Evaluator<G>> evaluator,
-      uint64_t seed, int batch_size, float score_utility = 0.0f, float lcb_stdevs = 0.0f) {
-    search::MctsOptions options;
+      uint64_t seed, int batch_size, search::MctsOptions options = {}) {
     options.num_simulations = simulations;
     options.seed = seed;
-    options.score_utility = score_utility;
-    options.lcb_stdevs = lcb_stdevs;
     ZF_ASSIGN_OR_RETURN(std::unique_ptr<search::Mcts<G>> mcts,
                         search::Mcts<G>::Create(start, options));
     return std::unique_ptr<MctsPlayer>(

@@ -13,7 +13,15 @@
 //   net:CHECKPOINT:SIMS:lcb=Z
 //                       plays the root child with the best lower confidence bound, Z standard
 //                       errors (0..10; search::MctsOptions::lcb_stdevs), instead of the most
-//                       visited. Options follow SIMS as ":key=value", in any order (no ',':
+//                       visited.
+//   net:CHECKPOINT:SIMS:c_puct=C:fpu=F
+//                       the search's exploration constant C (0.01..100, default 1.5) and first
+//                       play urgency reduction F (-2..2, default 0.25; search::MctsOptions), to
+//                       tune a search against a fixed network (`zf accuracy`).
+//   net:CHECKPOINT:SIMS:leaves=B
+//                       B leaves (1..64, default 8) collected under virtual loss for each
+//                       network call: fewer, larger calls, a slightly different search.
+//                       Options follow SIMS as ":key=value", in any order (no ',':
 //                       --eval_vs and --anchors split lists of specs on it)
 //   perfect             tic-tac-toe and connect4: an exact solver picking at random among the
 //                       moves that keep the position's value (Connect Four: the quickest win or
@@ -34,6 +42,7 @@
 // SIMS is 1..1,000,000. Thread-compatible: one player per thread.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -71,6 +80,19 @@ struct NetPlayerSpec {
   absl::string_view simulations;
   std::optional<float> score_utility;  // ":score_utility=L", L in 0..1
   std::optional<float> lcb_stdevs;     // ":lcb=Z", Z in 0..10
+  std::optional<float> c_puct;         // ":c_puct=C", C in 0.01..100
+  std::optional<float> fpu_reduction;  // ":fpu=F", F in -2..2
+  std::optional<float> leaves;         // ":leaves=B", B in 1..64 (whole): leaves a network call
+
+  // The search options these give (search::MctsOptions' defaults where not given).
+  search::MctsOptions SearchOptions() const {
+    search::MctsOptions options;
+    options.score_utility = score_utility.value_or(options.score_utility);
+    options.lcb_stdevs = lcb_stdevs.value_or(options.lcb_stdevs);
+    options.c_puct = c_puct.value_or(options.c_puct);
+    options.fpu_reduction = fpu_reduction.value_or(options.fpu_reduction);
+    return options;
+  }
 };
 
 // Splits "CHECKPOINT:SIMS[:key=value]..." (`rest`; CHECKPOINT may contain ':'): trailing
@@ -84,35 +106,47 @@ inline absl::StatusOr<NetPlayerSpec> ParseNetPlayerSpec(absl::string_view spec,
     rest = rest.substr(0, last);
     const size_t eq = option.find('=');
     const absl::string_view key = option.substr(0, eq), value = option.substr(eq + 1);
-    std::optional<float>* field = nullptr;
-    float max = 0;
-    if (key == "score_utility") {
-      field = &out.score_utility;
-      max = 1;
-    } else if (key == "lcb") {
-      field = &out.lcb_stdevs;
-      max = 10;
-    } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("player \"", spec, "\": unknown option \"", option,
-                       "\" (net players take score_utility=L and lcb=Z)"));
+    struct Option {
+      absl::string_view key;
+      std::optional<float> NetPlayerSpec::*field;
+      float min, max;
+      bool whole = false;
+    };
+    static constexpr Option kOptions[] = {
+        {"score_utility", &NetPlayerSpec::score_utility, 0.0f, 1.0f},
+        {"lcb", &NetPlayerSpec::lcb_stdevs, 0.0f, 10.0f},
+        {"c_puct", &NetPlayerSpec::c_puct, 0.01f, 100.0f},
+        {"fpu", &NetPlayerSpec::fpu_reduction, -2.0f, 2.0f},
+        {"leaves", &NetPlayerSpec::leaves, 1.0f, 64.0f, /*whole=*/true},
+    };
+    const Option* known = nullptr;
+    for (const Option& o : kOptions) {
+      if (o.key == key) known = &o;
     }
-    if (field->has_value()) {
+    if (known == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "player \"", spec, "\": unknown option \"", option,
+          "\" (net players take score_utility=L, lcb=Z, c_puct=C, fpu=F and leaves=B)"));
+    }
+    std::optional<float>& field = out.*(known->field);
+    if (field.has_value()) {
       return absl::InvalidArgumentError(
           absl::StrCat("player \"", spec, "\": ", key, " is given twice"));
     }
     float x = 0;
-    if (!absl::SimpleAtof(value, &x) || !(x >= 0.0f) || x > max) {
-      return absl::InvalidArgumentError(absl::StrCat("player \"", spec, "\": ", key,
-                                                     " must be a number in 0..", max, ", got \"",
-                                                     value, "\""));
+    if (!absl::SimpleAtof(value, &x) || !(x >= known->min) || x > known->max ||
+        (known->whole && x != std::floor(x))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "player \"", spec, "\": ", key, " must be a ", known->whole ? "whole number" : "number",
+          " in ", known->min, "..", known->max, ", got \"", value, "\""));
     }
-    *field = x;
+    field = x;
   }
   const size_t last = rest.rfind(':');
   if (last == absl::string_view::npos || last == 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "player \"", spec, "\": expected net:CHECKPOINT:SIMS[:score_utility=L][:lcb=Z]"));
+        "player \"", spec,
+        "\": expected net:CHECKPOINT:SIMS[:key=value]... (score_utility, lcb, c_puct, fpu)"));
   }
   out.checkpoint = rest.substr(0, last);
   out.simulations = rest.substr(last + 1);
@@ -141,7 +175,7 @@ inline absl::StatusOr<int> ParseSimulations(absl::string_view spec, absl::string
 
 inline constexpr char kPlayerSpecHelp[] =
     "random, mcts:SIMS (random rollouts), uniform:SIMS, "
-    "net:CHECKPOINT:SIMS[:score_utility=L][:lcb=Z], "
+    "net:CHECKPOINT:SIMS[:score_utility=L][:lcb=Z][:c_puct=C][:fpu=F][:leaves=B], "
     "perfect (tictactoe, connect4), gnugo:LEVEL (go, LEVEL 0..10), \"gtp:COMMAND\" (go: any GTP "
     "engine)";
 
@@ -220,16 +254,16 @@ absl::StatusOr<std::unique_ptr<Player<G>>> MakePlayerImpl(absl::string_view spec
   std::unique_ptr<search::Evaluator<G>> evaluator;
   absl::string_view sims_text;
   int batch_size = 1;
-  float score_utility = 0.0f, lcb_stdevs = 0.0f;
+  search::MctsOptions search_options;
   if (kind == "net") {
     ZF_ASSIGN_OR_RETURN(const NetPlayerSpec net, ParseNetPlayerSpec(spec, spec.substr(colon + 1)));
     sims_text = net.simulations;
-    score_utility = net.score_utility.value_or(0.0f);
-    lcb_stdevs = net.lcb_stdevs.value_or(0.0f);
+    search_options = net.SearchOptions();
     ZF_RETURN_IF_ERROR(internal::ParseSimulations(spec, sims_text).status());
     ZF_ASSIGN_OR_RETURN(evaluator, MakeNetworkEvaluator<G>(std::string(net.checkpoint), start));
-    batch_size = 8;  // a few leaves per forward pass: same search, fewer network calls
-    if (score_utility > 0.0f) {
+    // A few leaves per forward pass, fewer network calls; virtual loss keeps them apart.
+    batch_size = static_cast<int>(net.leaves.value_or(8.0f));
+    if (search_options.score_utility > 0.0f) {
       ZF_ASSIGN_OR_RETURN(bool gives_scores, GivesScores(*evaluator, start));
       if (!gives_scores) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -250,9 +284,9 @@ absl::StatusOr<std::unique_ptr<Player<G>>> MakePlayerImpl(absl::string_view spec
     }
   }
   ZF_ASSIGN_OR_RETURN(int sims, internal::ParseSimulations(spec, sims_text));
-  ZF_ASSIGN_OR_RETURN(std::unique_ptr<MctsPlayer<G>> player,
-                      MctsPlayer<G>::Create(start, sims, std::move(evaluator), seed, batch_size,
-                                            score_utility, lcb_stdevs));
+  ZF_ASSIGN_OR_RETURN(
+      std::unique_ptr<MctsPlayer<G>> player,
+      MctsPlayer<G>::Create(start, sims, std::move(evaluator), seed, batch_size, search_options));
   return std::unique_ptr<Player<G>>(std::move(player));
 }
 }  // namespace internal

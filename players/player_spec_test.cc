@@ -2,6 +2,7 @@
 // LibTorch (cli/network_runtime.h's hook), so this runs without a checkpoint.
 #include "players/player_spec.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -23,13 +24,15 @@ using ::zf::testing::IsOkAndHolds;
 using ::zf::testing::StatusIs;
 
 // Uniform priors, value 0, and `score` for every position; counts the calls that asked for
-// scores.
+// scores and keeps the largest batch of positions evaluated at once.
 class ScoringEvaluator final : public search::Evaluator<games::Go> {
  public:
-  ScoringEvaluator(float score, int* score_calls) : score_(score), score_calls_(score_calls) {}
+  ScoringEvaluator(float score, int* score_calls, size_t* largest_batch)
+      : score_(score), score_calls_(score_calls), largest_batch_(largest_batch) {}
 
   absl::Status Evaluate(std::span<const games::Go> positions, std::span<float> policies,
                         std::span<float> values) override {
+    *largest_batch_ = std::max(*largest_batch_, positions.size());
     return uniform_.Evaluate(positions, policies, values);
   }
   absl::Status EvaluateWithScores(std::span<const games::Go> positions, std::span<float> policies,
@@ -44,6 +47,7 @@ class ScoringEvaluator final : public search::Evaluator<games::Go> {
   search::UniformEvaluator<games::Go> uniform_;
   float score_;
   int* score_calls_;
+  size_t* largest_batch_;
 };
 
 class NetPlayerTest : public ::testing::Test {
@@ -53,7 +57,7 @@ class NetPlayerTest : public ::testing::Test {
         [this](const std::string& checkpoint,
                const games::Go&) -> absl::StatusOr<std::unique_ptr<search::Evaluator<games::Go>>> {
       checkpoints_.push_back(checkpoint);
-      return std::make_unique<ScoringEvaluator>(score_, &score_calls_);
+      return std::make_unique<ScoringEvaluator>(score_, &score_calls_, &largest_batch_);
     };
   }
   void TearDown() override { NetworkEvaluatorHook<games::Go>() = nullptr; }
@@ -61,6 +65,7 @@ class NetPlayerTest : public ::testing::Test {
   const games::Go start_ = *games::Go::Create(5);
   float score_ = 0.5f;
   int score_calls_ = 0;
+  size_t largest_batch_ = 0;
   std::vector<std::string> checkpoints_;
 };
 
@@ -140,6 +145,57 @@ TEST_F(NetPlayerTest, LcbReachesTheSearch) {
   EXPECT_THAT(off->ChooseAction(start_), IsOkAndHolds(corner));
 }
 
+// c_puct and fpu reach the search: over NoisyCornerEvaluator's uniform priors, a large
+// exploration constant spreads the root's visits, a small one piles them on its best child; an
+// optimistic first play urgency (negative reduction) tries every move, a pessimistic one few.
+TEST_F(NetPlayerTest, CPuctAndFpuReachTheSearch) {
+  NetworkEvaluatorHook<games::Go>() =
+      [](const std::string&,
+         const games::Go&) -> absl::StatusOr<std::unique_ptr<search::Evaluator<games::Go>>> {
+    return std::make_unique<NoisyCornerEvaluator>();
+  };
+  struct Spread {
+    int most_visits = 0, children_visited = 0, children = 0;
+  };
+  auto spread = [&](const std::string& spec) -> absl::StatusOr<Spread> {
+    ZF_ASSIGN_OR_RETURN(auto player, MakePlayer<games::Go>(spec, start_, 1));
+    ZF_RETURN_IF_ERROR(player->ChooseAction(start_).status());
+    const std::optional<SearchReport> report = player->LastSearch();
+    if (!report.has_value()) return absl::InternalError("no search report");
+    Spread out;
+    out.children = static_cast<int>(report->children.size());
+    for (const search::ChildStats& c : report->children) {
+      out.most_visits = std::max(out.most_visits, c.visits);
+      if (c.visits > 0) ++out.children_visited;
+    }
+    return out;
+  };
+  ASSERT_OK_AND_ASSIGN(const Spread greedy, spread("net:x.zfckpt:400:c_puct=0.05"));
+  ASSERT_OK_AND_ASSIGN(const Spread plain, spread("net:x.zfckpt:400"));
+  ASSERT_OK_AND_ASSIGN(const Spread exploring, spread("net:x.zfckpt:400:c_puct=50"));
+  EXPECT_GT(greedy.most_visits, plain.most_visits);
+  EXPECT_GT(plain.most_visits, exploring.most_visits);
+
+  ASSERT_OK_AND_ASSIGN(const Spread optimistic, spread("net:x.zfckpt:400:fpu=-2:c_puct=0.05"));
+  ASSERT_OK_AND_ASSIGN(const Spread pessimistic, spread("net:x.zfckpt:400:c_puct=0.05:fpu=2"));
+  EXPECT_EQ(optimistic.children_visited, optimistic.children);  // every legal move tried
+  EXPECT_GT(optimistic.children, 20);
+  EXPECT_LT(pessimistic.children_visited, optimistic.children_visited);
+}
+
+TEST_F(NetPlayerTest, LeavesSetTheLeavesOfEachNetworkCall) {
+  ASSERT_OK_AND_ASSIGN(auto plain, MakePlayer<games::Go>("net:x.zfckpt:64", start_, 1));
+  ASSERT_OK(plain->ChooseAction(start_).status());
+  EXPECT_EQ(largest_batch_, 8u);  // the default
+  largest_batch_ = 0;
+  ASSERT_OK_AND_ASSIGN(auto single, MakePlayer<games::Go>("net:x.zfckpt:64:leaves=1", start_, 1));
+  ASSERT_OK(single->ChooseAction(start_).status());
+  EXPECT_EQ(largest_batch_, 1u);
+  ASSERT_OK_AND_ASSIGN(auto wide, MakePlayer<games::Go>("net:x.zfckpt:64:leaves=16", start_, 1));
+  ASSERT_OK(wide->ChooseAction(start_).status());
+  EXPECT_EQ(largest_batch_, 16u);
+}
+
 TEST_F(NetPlayerTest, ANetworkWithoutAScoreHeadIsRefused) {
   score_ = std::numeric_limits<float>::quiet_NaN();  // what an evaluator without scores gives
   EXPECT_THAT(MakePlayer<games::Go>("net:x.zfckpt:16:score_utility=0.3", start_, 1),
@@ -165,6 +221,17 @@ TEST_F(NetPlayerTest, BadOptionsAreNamed) {
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("lcb must be a number in 0..10")));
   EXPECT_THAT(error("net:x.zfckpt:16:lcb=-1"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("got \"-1\"")));
+  EXPECT_THAT(error("net:x.zfckpt:16:c_puct=0"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("c_puct must be a number in 0.01..100, got \"0\"")));
+  EXPECT_THAT(error("net:x.zfckpt:16:fpu=-3"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("fpu must be a number in -2..2, got \"-3\"")));
+  EXPECT_THAT(error("net:x.zfckpt:16:leaves=2.5"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("leaves must be a whole number in 1..64, got \"2.5\"")));
+  EXPECT_THAT(error("net:x.zfckpt:16:leaves=0"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("got \"0\"")));
   EXPECT_THAT(error("net:x.zfckpt:16:lcb=5:lcb=5"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("lcb is given twice")));
   EXPECT_THAT(error("net:x.zfckpt:score_utility=0.3"),

@@ -30,7 +30,8 @@
 
 ABSL_FLAG(std::string, player, "mcts:800",
           "gtp, analyze, accuracy: the player's spec (random, mcts:SIMS, uniform:SIMS, "
-          "net:CHECKPOINT:SIMS[:score_utility=L][:lcb=Z], perfect, gnugo:LEVEL, gtp:COMMAND)");
+          "net:CHECKPOINT:SIMS[:score_utility=L][:lcb=Z][:c_puct=C][:fpu=F][:leaves=B], perfect, "
+          "gnugo:LEVEL, gtp:COMMAND)");
 // Defined in game_commands.cc (`zf position`, `zf perft`).
 ABSL_DECLARE_FLAG(std::string, moves);
 

@@ -33,7 +33,8 @@
 
 ABSL_FLAG(std::string, p1, "",
           "match: the first player's spec (random, mcts:SIMS, uniform:SIMS, "
-          "net:CHECKPOINT:SIMS[:score_utility=L][:lcb=Z], perfect, gnugo:LEVEL, gtp:COMMAND)");
+          "net:CHECKPOINT:SIMS[:score_utility=L][:lcb=Z][:c_puct=C][:fpu=F][:leaves=B], perfect, "
+          "gnugo:LEVEL, gtp:COMMAND)");
 ABSL_FLAG(std::string, p2, "", "match: the second player's spec");
 ABSL_FLAG(int, games, 10, "match: number of games, colours alternating (1..100000)");
 ABSL_FLAG(bool, verbose, false, "match: print every move, the board and the players' thinking");
