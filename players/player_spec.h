@@ -146,7 +146,8 @@ inline absl::StatusOr<NetPlayerSpec> ParseNetPlayerSpec(absl::string_view spec,
   if (last == absl::string_view::npos || last == 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "player \"", spec,
-        "\": expected net:CHECKPOINT:SIMS[:key=value]... (score_utility, lcb, c_puct, fpu)"));
+        "\": expected net:CHECKPOINT:SIMS[:key=value]... (keys: score_utility, lcb, c_puct, "
+        "fpu, leaves)"));
   }
   out.checkpoint = rest.substr(0, last);
   out.simulations = rest.substr(last + 1);
