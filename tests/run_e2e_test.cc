@@ -252,7 +252,7 @@ TEST(RunE2eTest, GoDefaultsAndTheFlagsThatTurnThemOff) {
 }
 
 // Connect Four's shards sample distinct positions by default (position averaging, issue 50): the
-// learner trains through them; --noposition_averaging turns it off.
+// learner trains through them; --noposition_averaging turns it off. Its network is 2x32.
 TEST(RunE2eTest, ConnectFourAveragesPositionsByDefault) {
   const std::string dir = TempDir("zf-run-c4");
   ProcessResult r = Zf({"run", "--game", "connect4", "--dir", dir, "--minutes", "0.15", "--net",
@@ -264,10 +264,11 @@ TEST(RunE2eTest, ConnectFourAveragesPositionsByDefault) {
   ASSERT_EQ(end.size(), 1u);
   EXPECT_GT(Field(end[0], "learner_steps"), 0) << "the learner never sampled: " << end[0];
   fs::remove_all(dir);
-  r = Zf({"run", "--game", "connect4", "--dir", dir, "--minutes", "0.01", "--net", "1x8",
-          "--eval_games", "0", "--noposition_averaging"});
+  // Without --net, Connect Four's own network: 2 blocks of 32 filters.
+  r = Zf({"run", "--game", "connect4", "--dir", dir, "--minutes", "0.01", "--eval_games", "0",
+          "--noposition_averaging"});
   ASSERT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;
-  EXPECT_THAT(r.stdout_text, HasSubstr("network 1x8, 2 replay shards"));
+  EXPECT_THAT(r.stdout_text, HasSubstr("network 2x32, 2 replay shards"));
   EXPECT_THAT(FileText(dir + "/run.json"), HasSubstr("\"position_averaging\": 0,"));
   fs::remove_all(dir);
 }
