@@ -191,8 +191,7 @@ bool ShardedReplayWriter::AllDown() const {
 }
 
 void ShardedReplayWriter::PublishBacklog() {
-  // Not once closing: Close() (and so the destructor) may run after the registry is gone.
-  if (unacknowledged_ != nullptr && !closed_) {
+  if (unacknowledged_ != nullptr) {
     unacknowledged_->Set(static_cast<double>(unacked_ + stats_.spool_pending));
   }
 }

@@ -76,8 +76,8 @@ struct ShardedReplayWriterOptions {
   // zf_replay_writer_rejected_games_total (dropped after INVALID_ARGUMENT) and
   // zf_replay_writer_unacknowledged_games (games held in memory or in the spool and not yet
   // acknowledged: the backlog a down shard builds and its return drains). Must stay alive until
-  // Close() has returned (sender threads count acknowledgements until Close() joins them); the
-  // gauge is not set once Close() has begun.
+  // Close() has returned (sender threads count acknowledgements until Close() joins them, and
+  // Close() sets the gauge as it spools what is left).
   prometheus::Registry* metrics = nullptr;
 
   // Returns: OK; InvalidArgument naming the bad field.
@@ -141,7 +141,7 @@ class ShardedReplayWriter {
   bool Available(const Shard& s) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool AllDown() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Sets zf_replay_writer_unacknowledged_games from unacked_ and the spool's pending games; called
-  // after each change of either. Does nothing once closed_ (the registry may be gone).
+  // after each change of either.
   void PublishBacklog() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The shard a new game goes to: its home shard if that is up, else the next one up on the ring.
   int RouteNewGame(const std::string& game_id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
