@@ -148,9 +148,13 @@ def fleet():
                     "write (io). Acknowledged games should dip and come back.")
     d.panel("Faults: games waiting for replay in each actor", [
         ("sum by (instance) (zf_replay_writer_unacknowledged_games)", "{{instance}}"),
+        ("max by (instance) (zf_replay_writer_unacknowledged_games_limit)",
+         "in-memory bound of {{instance}}"),
     ], description="Games an actor holds, in memory or in its spool, that no replay shard has "
                    "acknowledged yet: a few dozen while the shards keep up; it grows while a "
-                   "shard is down or cut off and drains when the shard is back.")
+                   "shard is down or cut off and drains when the shard is back. Past its "
+                   "in-memory bound the actor spools (or blocks without a spool); the alert "
+                   "ZfActorReplayBacklog fires at half of it.")
     return d
 
 

@@ -90,7 +90,7 @@ METRICS = {
     # the replay writer (replay/client/, in each actor)
     "zf_replay_writer_acked_games_total",
     "zf_replay_writer_insert_retries_total", "zf_replay_writer_rejected_games_total",
-    "zf_replay_writer_unacknowledged_games",
+    "zf_replay_writer_unacknowledged_games", "zf_replay_writer_unacknowledged_games_limit",
     # learner
     "zf_learner_steps_total", "zf_learner_samples_total", "zf_learner_loss",
     "zf_learner_learning_rate", "zf_learner_published_version",

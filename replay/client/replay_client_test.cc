@@ -69,14 +69,15 @@ class ReplayClientTest : public ::testing::Test {
   std::string dir_;
 };
 
-// The value of the gauge zf_replay_writer_unacknowledged_games in `registry` (-1 if absent).
-double UnacknowledgedGauge(prometheus::Registry& registry) {
+// The value of the gauge `name` in `registry` (-1 if absent).
+double Gauge(prometheus::Registry& registry, const std::string& name) {
   for (const prometheus::MetricFamily& family : registry.Collect()) {
-    if (family.name == "zf_replay_writer_unacknowledged_games") {
-      return family.metric.at(0).gauge.value;
-    }
+    if (family.name == name) return family.metric.at(0).gauge.value;
   }
   return -1;
+}
+double UnacknowledgedGauge(prometheus::Registry& registry) {
+  return Gauge(registry, "zf_replay_writer_unacknowledged_games");
 }
 
 TEST_F(ReplayClientTest, WriterSpreadsGamesOverShardsByConsistentHashing) {
@@ -183,6 +184,8 @@ TEST_F(ReplayClientTest, WriterSpoolsWhenEveryShardIsDownAndResendsOnReconnect) 
   EXPECT_EQ(stats.spooled, 16);  // the rest went to disk
   EXPECT_GT(std::filesystem::file_size(options.spool_path), 0u);
   EXPECT_EQ(UnacknowledgedGauge(*registry), 20);  // the backlog: in memory and in the spool
+  // Beside it, the memory bound an alert compares it with.
+  EXPECT_EQ(Gauge(*registry, "zf_replay_writer_unacknowledged_games_limit"), 4);
   EXPECT_THAT(writer->Flush(absl::Now() + absl::Milliseconds(100)),
               ::zf::testing::StatusIs(absl::StatusCode::kDeadlineExceeded));
   // The writer has tried the down shard and failed at least once before it comes back (on a

@@ -126,6 +126,15 @@ absl::StatusOr<std::unique_ptr<ShardedReplayWriter>> ShardedReplayWriter::Create
              .Help("Games held in memory or in the spool that replay has not acknowledged yet.")
              .Register(*o.metrics)
              .Add({});
+    // The bound, so that an alert can compare the backlog with it whatever the actor's size.
+    prometheus::BuildGauge()
+        .Name("zf_replay_writer_unacknowledged_games_limit")
+        .Help(
+            "Games the writer holds in memory before it spools them or blocks (its "
+            "max_unacked_games).")
+        .Register(*o.metrics)
+        .Add({})
+        .Set(static_cast<double>(o.max_unacked_games));
   }
   writer->shards_.resize(o.shards.size());
   for (size_t i = 0; i < o.shards.size(); ++i) {

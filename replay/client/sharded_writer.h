@@ -75,7 +75,8 @@ struct ShardedReplayWriterOptions {
   // "duplicate"}, zf_replay_writer_insert_retries_total (failed Insert calls that will be retried),
   // zf_replay_writer_rejected_games_total (dropped after INVALID_ARGUMENT) and
   // zf_replay_writer_unacknowledged_games (games held in memory or in the spool and not yet
-  // acknowledged: the backlog a down shard builds and its return drains). Must stay alive until
+  // acknowledged: the backlog a down shard builds and its return drains) beside
+  // zf_replay_writer_unacknowledged_games_limit (max_unacked_games). Must stay alive until
   // Close() has returned (sender threads count acknowledgements until Close() joins them, and
   // Close() sets the gauge as it spools what is left).
   prometheus::Registry* metrics = nullptr;
