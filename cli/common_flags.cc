@@ -1,14 +1,17 @@
 #include "cli/common_flags.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <thread>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "cli/command.h"
 #include "common/status_macros.h"
 #include "games/registry.h"
 #include "search/self_play.h"
@@ -54,6 +57,23 @@ ABSL_FLAG(double, score_utility, -1,
           "values in [-1, 1], 0..1 (KataGo uses about 0.3), 0 off; needs a network with the "
           "score head (Go's aux heads); not given (-1): zf run: the game's default (Go 0.3 "
           "with its heads, else off; --resume: the run's own value), actor: off");
+ABSL_FLAG(int, temperature_moves, -1,
+          "actor, run: self-play's opening plies whose moves are sampled from the search's visits "
+          "(temperature 1); later moves take the most visited, 0..1000; not given: the game's "
+          "(Go 30, Othello a quarter of the squares, Hex a sixth of the cells, the others 10; "
+          "zf run --resume: the run's own)");
+ABSL_FLAG(double, dirichlet_alpha, -1,
+          "actor, run: the Dirichlet alpha of the noise on the root priors of self-play's full "
+          "searches (a quarter of each prior; AlphaZero scales alpha to about 10 / legal moves), "
+          "0.01..100; not given: the game's (Connect Four and Othello 1, Go 0.03 x 361 / points, "
+          "Hex the same but at least 0.1, the others 0.3; zf run --resume: the run's own)");
+ABSL_FLAG(double, c_puct, -1,
+          "actor, run: self-play's PUCT exploration constant (a larger one spreads the visits), "
+          "0.01..100; not given: 1.5 (zf run --resume: the run's own)");
+ABSL_FLAG(double, fpu_reduction, -1,
+          "actor, run: self-play's first play urgency reduction (an unvisited child is valued at "
+          "its parent's value less this), -2..2; not given: 0.25 (zf run --resume: the run's "
+          "own)");
 ABSL_FLAG(int, opening_moves, -1,
           "evaluator, match: random plies that open each game, 0..100 (-1: per game, 1 for "
           "tictactoe, 2 else); match plays each opening twice, colours swapped");
@@ -139,6 +159,56 @@ absl::Status SetSelfPlaySimulations(search::SelfPlayOptions* options, int full, 
   options->fast_simulations =
       fast != 0 ? fast : std::max(2, std::min(options->fast_simulations, full_budget));
   return absl::OkStatus();
+}
+
+namespace {
+// The double written as the float's shortest decimal (0.3f as 0.3, not 0.30000001192092896), so
+// that run.json shows what a user would have typed.
+double ShortestDouble(float f) {
+  char text[32];
+  const std::to_chars_result end = std::to_chars(text, text + sizeof(text), f);
+  return std::strtod(std::string(text, end.ptr).c_str(), nullptr);
+}
+}  // namespace
+
+SelfPlayExploration SelfPlayExploration::Of(const search::SelfPlayOptions& options) {
+  return {.temperature_moves = options.temperature_moves,
+          .dirichlet_alpha = ShortestDouble(options.mcts.dirichlet_alpha),
+          .c_puct = ShortestDouble(options.mcts.c_puct),
+          .fpu_reduction = ShortestDouble(options.mcts.fpu_reduction)};
+}
+
+void SelfPlayExploration::ApplyTo(search::SelfPlayOptions* options) const {
+  options->temperature_moves = temperature_moves;
+  options->mcts.dirichlet_alpha = static_cast<float>(dirichlet_alpha);
+  options->mcts.c_puct = static_cast<float>(c_puct);
+  options->mcts.fpu_reduction = static_cast<float>(fpu_reduction);
+}
+
+absl::Status SelfPlayExploration::Validate() const {
+  ZF_RETURN_IF_ERROR(CheckFlagRange("temperature_moves", temperature_moves, 0, 1000));
+  ZF_RETURN_IF_ERROR(CheckRealFlagRange("dirichlet_alpha", dirichlet_alpha, 0.01, 100));
+  ZF_RETURN_IF_ERROR(CheckRealFlagRange("c_puct", c_puct, 0.01, 100));
+  return CheckRealFlagRange("fpu_reduction", fpu_reduction, -2, 2);
+}
+
+absl::Status SelfPlayExplorationFromFlags(SelfPlayExploration* exploration) {
+  if (FlagGiven("temperature_moves")) {
+    exploration->temperature_moves = absl::GetFlag(FLAGS_temperature_moves);
+  }
+  if (FlagGiven("dirichlet_alpha")) {
+    exploration->dirichlet_alpha = absl::GetFlag(FLAGS_dirichlet_alpha);
+  }
+  if (FlagGiven("c_puct")) exploration->c_puct = absl::GetFlag(FLAGS_c_puct);
+  if (FlagGiven("fpu_reduction")) exploration->fpu_reduction = absl::GetFlag(FLAGS_fpu_reduction);
+  return exploration->Validate();
+}
+
+std::vector<std::string> WithSelfPlayExplorationFlags(std::vector<std::string> flags) {
+  for (const char* f : {"temperature_moves", "dirichlet_alpha", "c_puct", "fpu_reduction"}) {
+    flags.push_back(f);
+  }
+  return flags;
 }
 
 absl::StatusOr<int> OpeningMovesFromFlag(int per_game_default) {

@@ -29,6 +29,10 @@ ABSL_DECLARE_FLAG(int, sims);
 ABSL_DECLARE_FLAG(double, forced_playout_k);
 ABSL_DECLARE_FLAG(int, gumbel_considered_actions);
 ABSL_DECLARE_FLAG(double, score_utility);
+ABSL_DECLARE_FLAG(int, temperature_moves);
+ABSL_DECLARE_FLAG(double, dirichlet_alpha);
+ABSL_DECLARE_FLAG(double, c_puct);
+ABSL_DECLARE_FLAG(double, fpu_reduction);
 ABSL_DECLARE_FLAG(int, opening_moves);
 ABSL_DECLARE_FLAG(std::string, out);
 ABSL_DECLARE_FLAG(std::string, sgf);
@@ -70,6 +74,33 @@ absl::Status CheckGumbelFlag(int m, double forced_playout_k);
 // (the options unchanged).
 absl::Status SetSelfPlaySimulations(search::SelfPlayOptions* options, int full, int fast,
                                     const char* fast_flag);
+
+// Self-play's exploration, the settings `zf actor` and `zf run` share (a run keeps them in its
+// run.json): how long moves are sampled, the root noise of the full searches, and the search's
+// PUCT constants. ActorOptions::ForGame holds each game's values.
+struct SelfPlayExploration {
+  int temperature_moves = 10;    // plies sampled at temperature 1, then the most visited; 0..1000
+  double dirichlet_alpha = 0.3;  // the root noise's Dirichlet alpha, 0.01..100
+  double c_puct = 1.5;           // the PUCT exploration constant, 0.01..100
+  double fpu_reduction = 0.25;   // first play urgency: unvisited children at V - this, -2..2
+
+  // The values `options` holds.
+  static SelfPlayExploration Of(const search::SelfPlayOptions& options);
+  // Sets them on `options` (its other fields unchanged).
+  void ApplyTo(search::SelfPlayOptions* options) const;
+  // Returns: OK; InvalidArgument "--FLAG is V, expected LO..HI" for the first field out of range.
+  absl::Status Validate() const;
+  bool operator==(const SelfPlayExploration&) const = default;
+};
+
+// --temperature_moves, --dirichlet_alpha, --c_puct and --fpu_reduction: each one given on the
+// command line (FlagGiven) replaces that field of `*exploration`; the others keep theirs.
+// Returns: OK; InvalidArgument "--FLAG is V, expected LO..HI" for a value out of range
+// (*exploration may then be partly set).
+absl::Status SelfPlayExplorationFromFlags(SelfPlayExploration* exploration);
+
+// The flag names of SelfPlayExplorationFromFlags, for a command's accepted flags.
+std::vector<std::string> WithSelfPlayExplorationFlags(std::vector<std::string> flags);
 
 // --opening_moves: `per_game_default` when not given (-1).
 // Returns: the plies; InvalidArgument "--opening_moves is V, expected 0..100" otherwise.

@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
+#include <string>
 #include <thread>
+#include <vector>
 
+#include "cli/command.h"
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -91,6 +94,63 @@ TEST(SetSelfPlaySimulationsTest, RefusesAFastBudgetOutsideTwoToTheFullOneNamingT
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--fast_sims is 1, expected 2..64")));
   EXPECT_THAT(SetSelfPlaySimulations(&options, 0, -3, "fast_sims"),
               StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+// A command that takes only the exploration flags, parsed as `zf` parses any command's.
+absl::Status ParseExplorationFlags(const std::vector<std::string>& args) {
+  const Command command{.name = "probe", .flags = WithSelfPlayExplorationFlags({})};
+  std::vector<std::string> positional;
+  bool help = false;
+  return ParseCommandFlags(command, args, &positional, &help);
+}
+
+TEST(SelfPlayExplorationTest, GivenFlagsReplaceTheirFieldsAndReachTheOptions) {
+  search::SelfPlayOptions options;
+  options.temperature_moves = 10;
+  options.mcts.dirichlet_alpha = 0.3f;
+  options.mcts.c_puct = 1.5f;
+  options.mcts.fpu_reduction = 0.25f;
+  SelfPlayExploration exploration = SelfPlayExploration::Of(options);
+  // The float's shortest decimal, as run.json writes it.
+  EXPECT_EQ(exploration.dirichlet_alpha, 0.3);
+  EXPECT_EQ(exploration.fpu_reduction, 0.25);
+
+  ASSERT_OK(ParseExplorationFlags({"--temperature_moves", "20", "--c_puct=0.75"}));
+  ASSERT_OK(SelfPlayExplorationFromFlags(&exploration));
+  exploration.ApplyTo(&options);
+  EXPECT_EQ(options.temperature_moves, 20);
+  EXPECT_EQ(options.mcts.c_puct, 0.75f);
+  EXPECT_EQ(options.mcts.dirichlet_alpha, 0.3f);  // not given: kept
+  EXPECT_EQ(options.mcts.fpu_reduction, 0.25f);
+
+  // The flags stay set in absl, but a later command that does not give them keeps its own.
+  ASSERT_OK(ParseExplorationFlags({"--dirichlet_alpha", "1", "--fpu_reduction", "-0.5"}));
+  SelfPlayExploration fresh = SelfPlayExploration::Of(search::SelfPlayOptions{});
+  const double own_c_puct = fresh.c_puct;
+  ASSERT_OK(SelfPlayExplorationFromFlags(&fresh));
+  EXPECT_EQ(fresh.dirichlet_alpha, 1.0);
+  EXPECT_EQ(fresh.fpu_reduction, -0.5);
+  EXPECT_EQ(fresh.c_puct, own_c_puct);
+}
+
+TEST(SelfPlayExplorationTest, RefusesValuesOutsideTheirRangesNamingTheFlag) {
+  const struct {
+    std::vector<std::string> args;
+    std::string error;
+  } cases[] = {
+      {{"--temperature_moves", "-1"}, "--temperature_moves is -1, expected 0..1000"},
+      {{"--temperature_moves", "1001"}, "--temperature_moves is 1001, expected 0..1000"},
+      {{"--dirichlet_alpha", "0"}, "--dirichlet_alpha is 0, expected 0.01..100"},
+      {{"--c_puct", "nan"}, "--c_puct is nan, expected 0.01..100"},
+      {{"--fpu_reduction", "3"}, "--fpu_reduction is 3, expected -2..2"},
+  };
+  for (const auto& c : cases) {
+    ASSERT_OK(ParseExplorationFlags(c.args));
+    SelfPlayExploration exploration;
+    EXPECT_THAT(SelfPlayExplorationFromFlags(&exploration),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.error)))
+        << c.args[0];
+  }
 }
 
 TEST(DefaultIntraOpThreadsTest, TakesOmpNumThreadsWhenItIsAThreadCountElseEveryCore) {

@@ -24,6 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::zf::testing::ExpectUsageError;
 using ::zf::testing::ProcessResult;
 using ::zf::testing::Zf;
@@ -224,6 +225,18 @@ TEST(RunE2eTest, GoDefaultsAndTheFlagsThatTurnThemOff) {
       run({"--selfplay_sims", "8", "--learner_threads", "2", "--games_per_worker", "12",
            "--requests_in_flight", "3", "--gumbel_considered_actions", "4", "--reanalysis_share",
            "0.25"});
+  // Self-play's exploration flags replace the game's values and are recorded.
+  const auto [explored_line, explored] = run({"--temperature_moves", "4", "--dirichlet_alpha",
+                                              "0.5", "--c_puct", "2", "--fpu_reduction", "0"});
+  EXPECT_THAT(explored,
+              HasSubstr("\"temperature_moves\": 4, \"dirichlet_alpha\": 0.5, \"c_puct\": 2, "
+                        "\"fpu_reduction\": 0,"));
+  EXPECT_THAT(explored_line, HasSubstr("self-play 4 plies sampled, root noise alpha 0.5, c_puct 2, "
+                                       "fpu reduction 0"));
+  // Without them, Go's: 30 sampled plies, and the search's constants.
+  EXPECT_THAT(defaults, HasSubstr("\"temperature_moves\": 30,"));
+  EXPECT_THAT(defaults, HasSubstr("\"c_puct\": 1.5, \"fpu_reduction\": 0.25,"));
+  EXPECT_THAT(defaults_line, Not(HasSubstr("plies sampled")));
   EXPECT_THAT(few, HasSubstr("\"reanalysis_share\": 0.25,"));
   EXPECT_THAT(few, HasSubstr("\"gumbel_considered_actions\": 4,"));
   EXPECT_THAT(few_line, HasSubstr("Gumbel root search over 4 actions, fast searches of 8"));
@@ -260,6 +273,10 @@ TEST(RunE2eTest, ConnectFourAveragesPositionsByDefault) {
   ASSERT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;
   EXPECT_THAT(r.stdout_text, HasSubstr("network 1x8, position averaging, 2 replay shards"));
   EXPECT_THAT(FileText(dir + "/run.json"), HasSubstr("\"position_averaging\": 1,"));
+  // Its self-play samples 10 plies under root noise of alpha 1 (games/connect4/connect4.h).
+  EXPECT_THAT(FileText(dir + "/run.json"),
+              HasSubstr("\"temperature_moves\": 10, \"dirichlet_alpha\": 1, \"c_puct\": 1.5, "
+                        "\"fpu_reduction\": 0.25,"));
   const std::vector<std::string> end = Lines(dir + "/progress.jsonl", "end");
   ASSERT_EQ(end.size(), 1u);
   EXPECT_GT(Field(end[0], "learner_steps"), 0) << "the learner never sampled: " << end[0];
@@ -299,6 +316,11 @@ TEST(RunE2eTest, ADamagedRunJsonIsRefusedNamingTheKey) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.stderr_text, HasSubstr("\"optimizer\" must be sgd or adamw, got \"adam\""))
       << r.stderr_text;
+  r = resume_with(
+      "{\"game\": \"tictactoe\", \"blocks\": 1, \"filters\": 8, \"shards\": 1, "
+      "\"selfplay_sims\": 8, \"c_puct\": 0, \"games_per_worker\": 4}\n");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.stderr_text, HasSubstr("c_puct is 0, expected 0.01..100")) << r.stderr_text;
   r = resume_with("{\"game\": \"tictactoe\", \"blocks\": 2,");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.stderr_text, HasSubstr("is not a JSON object")) << r.stderr_text;
@@ -313,6 +335,10 @@ TEST(RunE2eTest, BadInputIsAUsageError) {
   ExpectUsageError({"run", "--game", "tictactoe", "--eval_games", "-2"}, "--eval_games");
   ExpectUsageError({"run", "--game", "tictactoe", "--forced_playout_k", "101"},
                    "--forced_playout_k");
+  ExpectUsageError({"run", "--game", "tictactoe", "--temperature_moves", "2000"},
+                   "--temperature_moves is 2000, expected 0..1000");
+  ExpectUsageError({"run", "--game", "tictactoe", "--c_puct", "0"},
+                   "--c_puct is 0, expected 0.01..100");
   ExpectUsageError({"run", "--game", "tictactoe", "--forced_playout_k", "-3"},
                    "--forced_playout_k");
   ExpectUsageError({"run", "--game", "go:5", "--gumbel_considered_actions", "1"},

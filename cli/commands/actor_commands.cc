@@ -151,6 +151,9 @@ absl::Status RunActor(const std::vector<std::string>& args) {
     ZF_RETURN_IF_ERROR(CheckRealFlagRange("score_utility", lambda, 0, 1));
     options.self_play.mcts.score_utility = static_cast<float>(lambda);
   }
+  SelfPlayExploration exploration = SelfPlayExploration::Of(options.self_play);
+  ZF_RETURN_IF_ERROR(SelfPlayExplorationFromFlags(&exploration));
+  exploration.ApplyTo(&options.self_play);
   options.max_games = absl::GetFlag(FLAGS_games);
   options.seed = absl::GetFlag(FLAGS_seed);
   options.reanalysis_share = absl::GetFlag(FLAGS_reanalysis_share);
@@ -475,34 +478,35 @@ std::vector<Command> ActorCommands() {
        "zf actor --game G --inference ADDR (--out DIR | --replay ADDR1,ADDR2,...) [--workers N] "
        "[--games_per_worker N] [--requests_in_flight N] [--sims N] [--fast_sims N] "
        "[--forced_playout_k K] [--gumbel_considered_actions M] "
-       "[--score_utility L] [--reanalysis_share X] [--games N (0 = until SIGINT/SIGTERM)] "
+       "[--score_utility L] [--temperature_moves N] [--dirichlet_alpha A] [--c_puct C] "
+       "[--fpu_reduction F] [--reanalysis_share X] [--games N (0 = until SIGINT/SIGTERM)] "
        "[--metrics_listen ADDR] [--acked_log FILE] [--seed S] [--json]",
-       WithLogFileFlag(WithTlsFlags({"game",
-                                     "inference",
-                                     "out",
-                                     "replay",
-                                     "workers",
-                                     "games_per_worker",
-                                     "sims",
-                                     "fast_sims",
-                                     "forced_playout_k",
-                                     "score_utility",
-                                     "reanalysis_share",
-                                     "games",
-                                     "metrics_listen",
-                                     "gumbel_considered_actions",
-                                     "acked_log",
-                                     "seed",
-                                     "json",
-                                     "local",
-                                     "checkpoint",
-                                     "blocks",
-                                     "filters",
-                                     "global_pooling",
-                                     "device",
-                                     "precision",
-                                     "cuda_graphs",
-                                     "requests_in_flight"})),
+       WithLogFileFlag(WithTlsFlags(WithSelfPlayExplorationFlags({"game",
+                                                                  "inference",
+                                                                  "out",
+                                                                  "replay",
+                                                                  "workers",
+                                                                  "games_per_worker",
+                                                                  "sims",
+                                                                  "fast_sims",
+                                                                  "forced_playout_k",
+                                                                  "score_utility",
+                                                                  "reanalysis_share",
+                                                                  "games",
+                                                                  "metrics_listen",
+                                                                  "gumbel_considered_actions",
+                                                                  "acked_log",
+                                                                  "seed",
+                                                                  "json",
+                                                                  "local",
+                                                                  "checkpoint",
+                                                                  "blocks",
+                                                                  "filters",
+                                                                  "global_pooling",
+                                                                  "device",
+                                                                  "precision",
+                                                                  "cuda_graphs",
+                                                                  "requests_in_flight"}))),
        RunActor, [](const std::vector<std::string>&) { return absl::GetFlag(FLAGS_local); }},
       {"games",
        "'dump FILE': print every game record of a .zfgames file; 'export --sgf DIR PATH...': "

@@ -137,6 +137,7 @@ struct RunConfig {
   double forced_playout_k = 0;        // MctsOptions::forced_playout_k of self-play; 0: off
   double score_utility = 0;           // MctsOptions::score_utility of self-play; 0: off
   int gumbel_considered_actions = 0;  // MctsOptions::gumbel_considered_actions; 0: off
+  SelfPlayExploration exploration;    // ActorOptions::ForGame's, unless given
   bool aux_heads = false;             // NetworkShape::aux_heads
   bool global_pooling = false;        // NetworkShape::global_pooling
   int games_per_worker = 32;
@@ -168,6 +169,10 @@ struct RunConfig {
         ", \"forced_playout_k\": ", JsonNumber(forced_playout_k),
         ", \"score_utility\": ", JsonNumber(score_utility),
         ", \"gumbel_considered_actions\": ", gumbel_considered_actions,
+        ", \"temperature_moves\": ", exploration.temperature_moves,
+        ", \"dirichlet_alpha\": ", JsonNumber(exploration.dirichlet_alpha),
+        ", \"c_puct\": ", JsonNumber(exploration.c_puct),
+        ", \"fpu_reduction\": ", JsonNumber(exploration.fpu_reduction),
         ", \"aux_heads\": ", aux_heads ? 1 : 0, ", \"global_pooling\": ", global_pooling ? 1 : 0,
         ", \"games_per_worker\": ", games_per_worker,
         ", \"requests_in_flight\": ", requests_in_flight,
@@ -191,6 +196,7 @@ struct RunConfig {
 RunConfig DefaultConfig(const games::GameConfig& game) {
   RunConfig c;
   c.game = game.name;
+  c.exploration = SelfPlayExploration::Of(actor::ActorOptions::ForGame(game.name).self_play);
   if (game.Is<games::TicTacToe>()) {
     c.blocks = 2, c.filters = 32, c.selfplay_sims = 64, c.batch_size = 128;
     c.steps_per_checkpoint = 50, c.capacity = 40'000, c.min_size_to_sample = 500;
@@ -301,6 +307,15 @@ absl::StatusOr<RunConfig> ReadConfig(const std::string& path) {
   ZF_RETURN_IF_ERROR(get("forced_playout_k", &c.forced_playout_k, kOptional));
   ZF_RETURN_IF_ERROR(get("score_utility", &c.score_utility, kOptional));
   ZF_RETURN_IF_ERROR(get("gumbel_considered_actions", &c.gumbel_considered_actions, kOptional));
+  // A run begun before these keys searched with the game's values.
+  c.exploration = SelfPlayExploration::Of(actor::ActorOptions::ForGame(c.game).self_play);
+  ZF_RETURN_IF_ERROR(get("temperature_moves", &c.exploration.temperature_moves, kOptional));
+  ZF_RETURN_IF_ERROR(get("dirichlet_alpha", &c.exploration.dirichlet_alpha, kOptional));
+  ZF_RETURN_IF_ERROR(get("c_puct", &c.exploration.c_puct, kOptional));
+  ZF_RETURN_IF_ERROR(get("fpu_reduction", &c.exploration.fpu_reduction, kOptional));
+  if (absl::Status exploration = c.exploration.Validate(); !exploration.ok()) {
+    return absl::DataLossError(absl::StrCat(path, ": ", exploration.message()));
+  }
   ZF_RETURN_IF_ERROR(get("aux_heads", &c.aux_heads, kOptional));
   ZF_RETURN_IF_ERROR(get("global_pooling", &c.global_pooling, kOptional));
   ZF_RETURN_IF_ERROR(get("games_per_worker", &c.games_per_worker));
@@ -579,6 +594,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
     ZF_RETURN_IF_ERROR(CheckRealFlagRange("forced_playout_k", config.forced_playout_k, 0, 100));
     ZF_RETURN_IF_ERROR(CheckGumbelFlag(config.gumbel_considered_actions, config.forced_playout_k));
     ZF_RETURN_IF_ERROR(CheckRealFlagRange("score_utility", config.score_utility, 0, 1));
+    ZF_RETURN_IF_ERROR(SelfPlayExplorationFromFlags(&config.exploration));
     if (config.score_utility > 0 && !config.aux_heads) {
       if (score_utility_given) {
         return absl::InvalidArgumentError(
@@ -745,6 +761,14 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   if (config.selfplay_fast_sims > 0) {
     absl::StrAppend(&extras, ", fast searches of ", config.selfplay_fast_sims, " simulations");
   }
+  if (const SelfPlayExploration own =
+          SelfPlayExploration::Of(actor::ActorOptions::ForGame(config.game).self_play);
+      config.exploration != own) {
+    absl::StrAppend(&extras, ", self-play ", config.exploration.temperature_moves,
+                    " plies sampled, root noise alpha ", config.exploration.dirichlet_alpha,
+                    ", c_puct ", config.exploration.c_puct, ", fpu reduction ",
+                    config.exploration.fpu_reduction);
+  }
   if (learner_threads > 1) absl::StrAppend(&extras, ", learner on ", learner_threads, " threads");
   if (config.optimizer != learner::OptimizerKind::kSgd) {
     absl::StrAppend(&extras, ", optimizer ", learner::OptimizerKindName(config.optimizer));
@@ -808,6 +832,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   ao.self_play.mcts.forced_playout_k = static_cast<float>(config.forced_playout_k);
   ao.self_play.mcts.score_utility = static_cast<float>(config.score_utility);
   ao.self_play.mcts.gumbel_considered_actions = config.gumbel_considered_actions;
+  config.exploration.ApplyTo(&ao.self_play);
   ao.seed = config.seed + static_cast<uint64_t>(absl::ToUnixSeconds(absl::Now()));
   fo.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   fo.extra_registries = {eval_registry};
@@ -1118,7 +1143,8 @@ std::vector<Command> RunCommands() {
        "[--samples_per_insert X] [--[no]position_averaging] [--capacity N] [--optimizer sgd|adamw] "
        "[--lr X] [--batch_size N] "
        "[--search_value_weight W] [--forced_playout_k K] [--gumbel_considered_actions M] "
-       "[--score_utility L] "
+       "[--score_utility L] [--temperature_moves N] [--dirichlet_alpha A] [--c_puct C] "
+       "[--fpu_reduction F] "
        "[--[no]aux_heads] [--global_pooling] "
        "[--lr_decay_fraction F] [--lr_final_fraction R] "
        "[--eval_vs SPEC,...] [--eval_games N] [--eval_sims N] [--eval_cpu_share X] [--progress_s "
@@ -1127,40 +1153,40 @@ std::vector<Command> RunCommands() {
        "[--learner_threads N] [--metrics_listen ADDR] [--seed S]\n"
        "  zf run --resume --dir DIR [--minutes M] [--lr_decay_fraction F] [--lr_final_fraction R] "
        "[--learner_threads N] [--eval_cpu_share X]",
-       WithLogFileFlag({"game",
-                        "dir",
-                        "minutes",
-                        "resume",
-                        "net",
-                        "shards",
-                        "selfplay_sims",
-                        "selfplay_fast_sims",
-                        "games_per_worker",
-                        "requests_in_flight",
-                        "reanalysis_share",
-                        "samples_per_insert",
-                        "position_averaging",
-                        "capacity",
-                        "optimizer",
-                        "lr",
-                        "batch_size",
-                        "search_value_weight",
-                        "forced_playout_k",
-                        "gumbel_considered_actions",
-                        "score_utility",
-                        "aux_heads",
-                        "global_pooling",
-                        "lr_decay_fraction",
-                        "lr_final_fraction",
-                        "eval_vs",
-                        "eval_games",
-                        "eval_sims",
-                        "eval_cpu_share",
-                        "progress_s",
-                        "fleet_view",
-                        "metrics_listen",
-                        "learner_threads",
-                        "seed"}),
+       WithLogFileFlag(WithSelfPlayExplorationFlags({"game",
+                                                     "dir",
+                                                     "minutes",
+                                                     "resume",
+                                                     "net",
+                                                     "shards",
+                                                     "selfplay_sims",
+                                                     "selfplay_fast_sims",
+                                                     "games_per_worker",
+                                                     "requests_in_flight",
+                                                     "reanalysis_share",
+                                                     "samples_per_insert",
+                                                     "position_averaging",
+                                                     "capacity",
+                                                     "optimizer",
+                                                     "lr",
+                                                     "batch_size",
+                                                     "search_value_weight",
+                                                     "forced_playout_k",
+                                                     "gumbel_considered_actions",
+                                                     "score_utility",
+                                                     "aux_heads",
+                                                     "global_pooling",
+                                                     "lr_decay_fraction",
+                                                     "lr_final_fraction",
+                                                     "eval_vs",
+                                                     "eval_games",
+                                                     "eval_sims",
+                                                     "eval_cpu_share",
+                                                     "progress_s",
+                                                     "fleet_view",
+                                                     "metrics_listen",
+                                                     "learner_threads",
+                                                     "seed"})),
        RunRun},
   };
 }
