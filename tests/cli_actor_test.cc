@@ -119,6 +119,12 @@ TEST(CliActorTest, UsageErrors) {
   ExpectUsageError({"actor", "--game=go:9", "--inference=127.0.0.1:1", "--out=/tmp/x", "--sims=64",
                     "--fast_sims=65"},
                    "--fast_sims is 65, expected 2..64");
+  ExpectUsageError({"actor", "--game=connect4", "--inference=127.0.0.1:1", "--out=/tmp/x",
+                    "--temperature_moves=5000"},
+                   "--temperature_moves is 5000, expected 0..1000");
+  ExpectUsageError({"actor", "--game=connect4", "--inference=127.0.0.1:1", "--out=/tmp/x",
+                    "--dirichlet_alpha=0"},
+                   "--dirichlet_alpha is 0, expected 0.01..100");
   ExpectUsageError({"games", "dump"}, "zf games dump FILE");
   ExpectUsageError({"bench", "selfplay", "--actors=0"}, "--actors");
 }
