@@ -192,11 +192,16 @@ struct RunConfig {
   }
 };
 
+// Self-play's exploration as the game's own (ActorOptions::ForGame) sets it.
+SelfPlayExploration GameExploration(const std::string& game) {
+  return SelfPlayExploration::Of(actor::ActorOptions::ForGame(game).self_play);
+}
+
 // Per-game defaults sized for a 2-core CPU machine: small networks, modest searches.
 RunConfig DefaultConfig(const games::GameConfig& game) {
   RunConfig c;
   c.game = game.name;
-  c.exploration = SelfPlayExploration::Of(actor::ActorOptions::ForGame(game.name).self_play);
+  c.exploration = GameExploration(game.name);
   if (game.Is<games::TicTacToe>()) {
     c.blocks = 2, c.filters = 32, c.selfplay_sims = 64, c.batch_size = 128;
     c.steps_per_checkpoint = 50, c.capacity = 40'000, c.min_size_to_sample = 500;
@@ -308,7 +313,7 @@ absl::StatusOr<RunConfig> ReadConfig(const std::string& path) {
   ZF_RETURN_IF_ERROR(get("score_utility", &c.score_utility, kOptional));
   ZF_RETURN_IF_ERROR(get("gumbel_considered_actions", &c.gumbel_considered_actions, kOptional));
   // A run begun before these keys searched with the game's values.
-  c.exploration = SelfPlayExploration::Of(actor::ActorOptions::ForGame(c.game).self_play);
+  c.exploration = GameExploration(c.game);
   ZF_RETURN_IF_ERROR(get("temperature_moves", &c.exploration.temperature_moves, kOptional));
   ZF_RETURN_IF_ERROR(get("dirichlet_alpha", &c.exploration.dirichlet_alpha, kOptional));
   ZF_RETURN_IF_ERROR(get("c_puct", &c.exploration.c_puct, kOptional));
@@ -761,9 +766,7 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   if (config.selfplay_fast_sims > 0) {
     absl::StrAppend(&extras, ", fast searches of ", config.selfplay_fast_sims, " simulations");
   }
-  if (const SelfPlayExploration own =
-          SelfPlayExploration::Of(actor::ActorOptions::ForGame(config.game).self_play);
-      config.exploration != own) {
+  if (config.exploration != GameExploration(config.game)) {
     absl::StrAppend(&extras, ", self-play ", config.exploration.temperature_moves,
                     " plies sampled, root noise alpha ", config.exploration.dirichlet_alpha,
                     ", c_puct ", config.exploration.c_puct, ", fpu reduction ",
