@@ -74,6 +74,14 @@ ABSL_FLAG(double, fpu_reduction, -1,
           "actor, run: self-play's first play urgency reduction (an unvisited child is valued at "
           "its parent's value less this), -2..2; not given: 0.25 (zf run --resume: the run's "
           "own)");
+ABSL_FLAG(double, rollout_opponent_share, -1,
+          "actor, run: the share of self-play games, 0..1, in which one side (drawn) moves by "
+          "rollout MCTS instead of the network (--rollout_opponent_sims a move; its positions "
+          "train the value head only), for positions unlike the network's own play; not given: "
+          "0 (zf run --resume: the run's own)");
+ABSL_FLAG(int, rollout_opponent_sims, -1,
+          "actor, run: the rollout opponent's simulations a move (the `mcts:N` player's search), "
+          "2..100000; not given: 1000 (zf run --resume: the run's own)");
 ABSL_FLAG(int, opening_moves, -1,
           "evaluator, match: random plies that open each game, 0..100 (-1: per game, 1 for "
           "tictactoe, 2 else); match plays each opening twice, colours swapped");
@@ -175,7 +183,9 @@ SelfPlayExploration SelfPlayExploration::Of(const search::SelfPlayOptions& optio
   return {.temperature_moves = options.temperature_moves,
           .dirichlet_alpha = ShortestDouble(options.mcts.dirichlet_alpha),
           .c_puct = ShortestDouble(options.mcts.c_puct),
-          .fpu_reduction = ShortestDouble(options.mcts.fpu_reduction)};
+          .fpu_reduction = ShortestDouble(options.mcts.fpu_reduction),
+          .rollout_opponent_share = ShortestDouble(options.rollout_opponent_share),
+          .rollout_opponent_sims = options.rollout_opponent_simulations};
 }
 
 void SelfPlayExploration::ApplyTo(search::SelfPlayOptions* options) const {
@@ -183,13 +193,17 @@ void SelfPlayExploration::ApplyTo(search::SelfPlayOptions* options) const {
   options->mcts.dirichlet_alpha = static_cast<float>(dirichlet_alpha);
   options->mcts.c_puct = static_cast<float>(c_puct);
   options->mcts.fpu_reduction = static_cast<float>(fpu_reduction);
+  options->rollout_opponent_share = static_cast<float>(rollout_opponent_share);
+  options->rollout_opponent_simulations = rollout_opponent_sims;
 }
 
 absl::Status SelfPlayExploration::Validate() const {
   ZF_RETURN_IF_ERROR(CheckFlagRange("temperature_moves", temperature_moves, 0, 1000));
   ZF_RETURN_IF_ERROR(CheckRealFlagRange("dirichlet_alpha", dirichlet_alpha, 0.01, 100));
   ZF_RETURN_IF_ERROR(CheckRealFlagRange("c_puct", c_puct, 0.01, 100));
-  return CheckRealFlagRange("fpu_reduction", fpu_reduction, -2, 2);
+  ZF_RETURN_IF_ERROR(CheckRealFlagRange("fpu_reduction", fpu_reduction, -2, 2));
+  ZF_RETURN_IF_ERROR(CheckRealFlagRange("rollout_opponent_share", rollout_opponent_share, 0, 1));
+  return CheckFlagRange("rollout_opponent_sims", rollout_opponent_sims, 2, 100000);
 }
 
 absl::Status SelfPlayExplorationFromFlags(SelfPlayExploration* exploration) {
@@ -201,11 +215,18 @@ absl::Status SelfPlayExplorationFromFlags(SelfPlayExploration* exploration) {
   }
   if (FlagGiven("c_puct")) exploration->c_puct = absl::GetFlag(FLAGS_c_puct);
   if (FlagGiven("fpu_reduction")) exploration->fpu_reduction = absl::GetFlag(FLAGS_fpu_reduction);
+  if (FlagGiven("rollout_opponent_share")) {
+    exploration->rollout_opponent_share = absl::GetFlag(FLAGS_rollout_opponent_share);
+  }
+  if (FlagGiven("rollout_opponent_sims")) {
+    exploration->rollout_opponent_sims = absl::GetFlag(FLAGS_rollout_opponent_sims);
+  }
   return exploration->Validate();
 }
 
 std::vector<std::string> WithSelfPlayExplorationFlags(std::vector<std::string> flags) {
-  for (const char* f : {"temperature_moves", "dirichlet_alpha", "c_puct", "fpu_reduction"}) {
+  for (const char* f : {"temperature_moves", "dirichlet_alpha", "c_puct", "fpu_reduction",
+                        "rollout_opponent_share", "rollout_opponent_sims"}) {
     flags.push_back(f);
   }
   return flags;

@@ -76,13 +76,18 @@ absl::Status SetSelfPlaySimulations(search::SelfPlayOptions* options, int full, 
                                     const char* fast_flag);
 
 // Self-play's exploration, the settings `zf actor` and `zf run` share (a run keeps them in its
-// run.json): how long moves are sampled, the root noise of the full searches, and the search's
-// PUCT constants. ActorOptions::ForGame holds each game's values.
+// run.json): how long moves are sampled, the root noise of the full searches, the search's
+// PUCT constants, and the share of games against a rollout-MCTS opponent.
+// ActorOptions::ForGame holds each game's values.
 struct SelfPlayExploration {
   int temperature_moves = 10;    // plies sampled at temperature 1, then the most visited; 0..1000
   double dirichlet_alpha = 0.3;  // the root noise's Dirichlet alpha, 0.01..100
   double c_puct = 1.5;           // the PUCT exploration constant, 0.01..100
   double fpu_reduction = 0.25;   // first play urgency: unvisited children at V - this, -2..2
+  // Games in which one side is rollout MCTS (search/self_play.h), 0..1, and its simulations a
+  // move, 2..100000.
+  double rollout_opponent_share = 0.0;
+  int rollout_opponent_sims = 1000;
 
   // The values `options` holds.
   static SelfPlayExploration Of(const search::SelfPlayOptions& options);
@@ -93,9 +98,10 @@ struct SelfPlayExploration {
   bool operator==(const SelfPlayExploration&) const = default;
 };
 
-// --temperature_moves, --dirichlet_alpha, --c_puct and --fpu_reduction: each one given on the
-// command line (FlagGiven) replaces that field of `*exploration`; the others keep theirs.
-// Returns: OK; InvalidArgument "--FLAG is V, expected LO..HI" for a value out of range
+// --temperature_moves, --dirichlet_alpha, --c_puct, --fpu_reduction, --rollout_opponent_share
+// and --rollout_opponent_sims: each one given on the command line (FlagGiven) replaces that field
+// of `*exploration`; the others keep theirs. Returns: OK; InvalidArgument "--FLAG is V, expected
+// LO..HI" for a value out of range
 // (*exploration may then be partly set).
 absl::Status SelfPlayExplorationFromFlags(SelfPlayExploration* exploration);
 

@@ -115,22 +115,32 @@ TEST(SelfPlayExplorationTest, GivenFlagsReplaceTheirFieldsAndReachTheOptions) {
   EXPECT_EQ(exploration.dirichlet_alpha, 0.3);
   EXPECT_EQ(exploration.fpu_reduction, 0.25);
 
-  ASSERT_OK(ParseExplorationFlags({"--temperature_moves", "20", "--c_puct=0.75"}));
+  EXPECT_EQ(exploration.rollout_opponent_share, 0.0);
+  EXPECT_EQ(exploration.rollout_opponent_sims, 1000);
+
+  ASSERT_OK(ParseExplorationFlags(
+      {"--temperature_moves", "20", "--c_puct=0.75", "--rollout_opponent_share", "0.3"}));
   ASSERT_OK(SelfPlayExplorationFromFlags(&exploration));
   exploration.ApplyTo(&options);
   EXPECT_EQ(options.temperature_moves, 20);
   EXPECT_EQ(options.mcts.c_puct, 0.75f);
+  EXPECT_EQ(options.rollout_opponent_share, 0.3f);
   EXPECT_EQ(options.mcts.dirichlet_alpha, 0.3f);  // not given: kept
   EXPECT_EQ(options.mcts.fpu_reduction, 0.25f);
+  EXPECT_EQ(options.rollout_opponent_simulations, 1000);
+  EXPECT_EQ(SelfPlayExploration::Of(options).rollout_opponent_share, 0.3);
 
   // The flags stay set in absl, but a later command that does not give them keeps its own.
-  ASSERT_OK(ParseExplorationFlags({"--dirichlet_alpha", "1", "--fpu_reduction", "-0.5"}));
+  ASSERT_OK(ParseExplorationFlags(
+      {"--dirichlet_alpha", "1", "--fpu_reduction", "-0.5", "--rollout_opponent_sims", "200"}));
   SelfPlayExploration fresh = SelfPlayExploration::Of(search::SelfPlayOptions{});
   const double own_c_puct = fresh.c_puct;
   ASSERT_OK(SelfPlayExplorationFromFlags(&fresh));
   EXPECT_EQ(fresh.dirichlet_alpha, 1.0);
   EXPECT_EQ(fresh.fpu_reduction, -0.5);
+  EXPECT_EQ(fresh.rollout_opponent_sims, 200);
   EXPECT_EQ(fresh.c_puct, own_c_puct);
+  EXPECT_EQ(fresh.rollout_opponent_share, 0.0);
 }
 
 TEST(SelfPlayExplorationTest, RefusesValuesOutsideTheirRangesNamingTheFlag) {
@@ -143,6 +153,8 @@ TEST(SelfPlayExplorationTest, RefusesValuesOutsideTheirRangesNamingTheFlag) {
       {{"--dirichlet_alpha", "0"}, "--dirichlet_alpha is 0, expected 0.01..100"},
       {{"--c_puct", "nan"}, "--c_puct is nan, expected 0.01..100"},
       {{"--fpu_reduction", "3"}, "--fpu_reduction is 3, expected -2..2"},
+      {{"--rollout_opponent_share", "1.5"}, "--rollout_opponent_share is 1.5, expected 0..1"},
+      {{"--rollout_opponent_sims", "1"}, "--rollout_opponent_sims is 1, expected 2..100000"},
   };
   for (const auto& c : cases) {
     ASSERT_OK(ParseExplorationFlags(c.args));

@@ -27,6 +27,14 @@
 //     advanced (reuse_tree) or rebuilt. A terminal position or max_moves plies (truncated,
 //     scored as a draw) ends the game.
 //
+// Rollout opponents (rollout_opponent_share > 0): in that share of games, drawn at the start, one
+// side, drawn too, moves by rollout MCTS (a fresh tree of rollout_opponent_simulations with the
+// random-rollout evaluator each move, the `mcts:N` player's search) instead of the network's
+// search. Its moves are played at once, inside the call that reaches them, without leaves; its
+// positions are recorded with full_search = 0 (value target only; the policy target is the
+// rollout search's visits) and never resign. The network's side plays and records as usual, so
+// the games add positions unlike the network's own play and their values.
+//
 // Reanalysis (CreateReanalysis): a finished game's moves replayed with a fresh full search of
 // every position, so old positions get policy targets from a newer network.
 //
@@ -63,6 +71,7 @@
 #include "search/evaluator.h"
 #include "search/game_record.h"
 #include "search/mcts.h"
+#include "search/random_rollout_evaluator.h"
 
 namespace zf::search {
 
@@ -84,6 +93,10 @@ struct SelfPlayOptions {
   float resign_threshold = -1.0f;
   int resign_consecutive = 3;
   float resign_playthrough_fraction = 0.1f;
+  // Rollout opponents: the share of games in [0, 1] in which one side moves by rollout MCTS of
+  // rollout_opponent_simulations (>= 2 when the share is > 0); 0 = every game is self-play.
+  float rollout_opponent_share = 0.0f;
+  int rollout_opponent_simulations = 1000;
   // Plies after which the game stops as a draw; 0 = the game's MaxGameLength().
   int max_moves = 0;
   // Keep the chosen child's subtree between moves.
@@ -126,7 +139,18 @@ class SelfPlayGame {
     mcts_options.seed = options.mcts.seed ^ internal::MixSeed(options.seed);
     absl::StatusOr<std::unique_ptr<Mcts<G>>> mcts = Mcts<G>::Create(root, mcts_options);
     if (!mcts.ok()) return mcts.status();
-    return std::unique_ptr<SelfPlayGame>(new SelfPlayGame(root, options, *std::move(mcts)));
+    RolloutOpponent opponent;
+    if (options.rollout_opponent_share > 0.0f) {
+      const uint64_t seed = internal::MixSeed(options.seed ^ 0x0770'0000'0000'0002ULL);
+      MctsOptions rollout_options;  // the `mcts:N` player's search
+      rollout_options.num_simulations = options.rollout_opponent_simulations;
+      rollout_options.seed = seed;
+      ZF_ASSIGN_OR_RETURN(opponent.search, Mcts<G>::Create(root, rollout_options));
+      ZF_ASSIGN_OR_RETURN(opponent.evaluator,
+                          RandomRolloutEvaluator<G>::Create({.num_rollouts = 1, .seed = seed}));
+    }
+    return std::unique_ptr<SelfPlayGame>(
+        new SelfPlayGame(root, options, *std::move(mcts), std::move(opponent)));
   }
 
   // Reanalysis (MuZero Reanalyse): the game `played`, played from `start`, searched again by
@@ -163,6 +187,7 @@ class SelfPlayGame {
           "reanalysis: the game neither reached its end nor resigned nor was truncated");
     }
     SelfPlayOptions reanalysis = options;
+    reanalysis.rollout_opponent_share = 0.0f;
     reanalysis.full_search_probability = 1.0f;
     reanalysis.mcts.add_noise = false;
     reanalysis.resign_threshold = -1.0f;
@@ -227,6 +252,8 @@ class SelfPlayGame {
   const Mcts<G>& search() const { return *mcts_; }
   // Whether the current move's search is a full one.
   bool current_move_is_full() const { return current_full_; }
+  // The player who moves by rollout MCTS (rollout opponents), or -1 when both sides self-play.
+  int rollout_player() const { return rollout_player_; }
   // The record so far; complete once Finished().
   const GameRecord& record() const { return record_; }
   // Moves the record out. Requires Finished() (ZF_CHECK).
@@ -236,10 +263,18 @@ class SelfPlayGame {
   }
 
  private:
-  SelfPlayGame(const G& start, const SelfPlayOptions& options, std::unique_ptr<Mcts<G>> mcts)
+  // The rollout opponent's search and evaluator; both null without rollout opponents.
+  struct RolloutOpponent {
+    std::unique_ptr<Mcts<G>> search;
+    std::unique_ptr<RandomRolloutEvaluator<G>> evaluator;
+  };
+
+  SelfPlayGame(const G& start, const SelfPlayOptions& options, std::unique_ptr<Mcts<G>> mcts,
+               RolloutOpponent opponent)
       : options_(options),
         position_(start),
         mcts_(std::move(mcts)),
+        opponent_(std::move(opponent)),
         rng_(internal::MixSeed(options.seed ^ 0x5E1F'0000'0000'0001ULL)),
         max_moves_(options.max_moves > 0 ? options.max_moves : start.MaxGameLength()),
         resign_enabled_(options.resign_threshold > -1.0f) {
@@ -251,16 +286,36 @@ class SelfPlayGame {
     record_.policy_targets.reserve(expected * record_.num_actions);
     record_.resignation_disabled =
         resign_enabled_ && std::bernoulli_distribution(options.resign_playthrough_fraction)(rng_);
+    if (opponent_.search != nullptr &&
+        std::bernoulli_distribution(options.rollout_opponent_share)(rng_)) {
+      rollout_player_ = std::uniform_int_distribution<int>(0, 1)(rng_);
+    }
     StartMove();
   }
 
+  // Plays the rollout opponent's moves while it is to move, then starts the network's search
+  // (unless the game ended).
   void StartMove() {
+    while (position_.ToPlay() == rollout_player_) {
+      if (!PlayRolloutMove()) return;
+    }
     current_full_ = std::bernoulli_distribution(options_.full_search_probability)(rng_);
     mcts_->SetSimulationBudget(current_full_ ? options_.mcts.num_simulations
                                              : options_.fast_simulations);
     // Gumbel root search samples every move from its noise (it never changes the priors).
     const bool gumbel = options_.mcts.gumbel_considered_actions > 0;
     mcts_->SetAddNoise((current_full_ || gumbel) && options_.mcts.add_noise);
+  }
+
+  // The rollout opponent's move: a fresh rollout search of the position, recorded as a fast
+  // search's. Returns whether the game goes on.
+  bool PlayRolloutMove() {
+    Mcts<G>& search = *opponent_.search;
+    search.SetRoot(position_);
+    const absl::Status status = search.Run(*opponent_.evaluator);
+    // The rollout evaluator fails only on a terminal position, which SetRoot never hands it.
+    ZF_CHECK(status.ok()) << "rollout opponent's search: " << status;
+    return RecordAndPlay(search, /*full=*/false);
   }
 
   // Called when the current search is Done(): resignation check, record, move, next search.
@@ -298,20 +353,29 @@ class SelfPlayGame {
       }
     }
 
+    if (RecordAndPlay(*mcts_, current_full_)) StartMove();
+  }
+
+  // Records the position with `search`'s policy target and root value, plays its move (or the
+  // replayed game's) and advances the network's tree. Returns whether the game goes on (else it
+  // has ended: EndGame).
+  bool RecordAndPlay(Mcts<G>& search, bool full) {
+    const int player = position_.ToPlay();
+    const int move = record_.num_moves;
     const size_t plane_size = static_cast<size_t>(record_.shape.Size());
     record_.planes.resize(record_.planes.size() + plane_size);
     position_.Encode(record_.planes.data() + record_.planes.size() - plane_size);
     const size_t a = static_cast<size_t>(record_.num_actions);
     record_.policy_targets.resize(record_.policy_targets.size() + a);
-    mcts_->PolicyTarget(std::span<float>(record_.policy_targets).last(a));
+    search.PolicyTarget(std::span<float>(record_.policy_targets).last(a));
     record_.to_play.push_back(static_cast<int8_t>(player));
-    record_.full_search.push_back(current_full_ ? 1 : 0);
-    record_.root_values.push_back(root_value);
+    record_.full_search.push_back(full ? 1 : 0);
+    record_.root_values.push_back(search.RootValue());
 
     const float temperature =
         move < options_.temperature_moves ? options_.temperature : options_.final_temperature;
     const int action = played_.has_value() ? played_->actions[static_cast<size_t>(move)]
-                                           : mcts_->SelectAction(temperature, rng_);
+                                           : search.SelectAction(temperature, rng_);
     record_.actions.push_back(action);
     ++record_.num_moves;
     position_.Apply(action);
@@ -336,9 +400,8 @@ class SelfPlayGame {
     } else if (record_.num_moves >= max_moves_) {
       record_.truncated = true;
       EndGame({0.0f, 0.0f});
-    } else {
-      StartMove();
     }
+    return !finished_;
   }
 
   void EndGame(const games::Returns& returns) {
@@ -352,11 +415,13 @@ class SelfPlayGame {
   const SelfPlayOptions options_;
   G position_;
   std::unique_ptr<Mcts<G>> mcts_;
+  RolloutOpponent opponent_;
   std::mt19937_64 rng_;
   const int max_moves_;
   const bool resign_enabled_;
   bool current_full_ = true;
   bool finished_ = false;
+  int rollout_player_ = -1;  // who moves by rollout MCTS, -1 nobody
   int below_threshold_[2] = {0, 0};
   GameRecord record_;
   // Reanalysis: the game whose moves are replayed (CreateReanalysis).

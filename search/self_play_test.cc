@@ -126,6 +126,19 @@ TEST(SelfPlayOptionsTest, Validate) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("resign_consecutive")));
   EXPECT_THAT(bad([](SelfPlayOptions& o) { o.resign_playthrough_fraction = 2; }),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("playthrough")));
+  EXPECT_THAT(bad([](SelfPlayOptions& o) { o.rollout_opponent_share = 1.5f; }),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("rollout_opponent_share")));
+  EXPECT_THAT(
+      bad([](SelfPlayOptions& o) {
+        o.rollout_opponent_share = 0.5f;
+        o.rollout_opponent_simulations = 1;
+      }),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("rollout_opponent_simulations")));
+  EXPECT_OK(([] {
+    SelfPlayOptions o;
+    o.rollout_opponent_simulations = 1;  // unused without rollout opponents
+    return o.Validate();
+  })());
   EXPECT_THAT(bad([](SelfPlayOptions& o) { o.max_moves = -1; }),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("max_moves")));
   EXPECT_THAT(SelfPlayGame<TicTacToe>::Create(TicTacToe(),
@@ -248,6 +261,83 @@ TEST(SelfPlayTest, PlayoutCapRandomizationMarksFastMoves) {
   for (const uint8_t f : all_fast->record().full_search) EXPECT_EQ(f, 0);
   // Each fast search evaluates at most 4 positions (its root and 3 children).
   EXPECT_LE(counting.NumPositions(), 4 * all_fast->record().num_moves);
+}
+
+TEST(SelfPlayTest, RolloutOpponentsMoveOneSideWithoutTheNetwork) {
+  // Every game has a rollout opponent. Without tree reuse the network's full searches leave 63
+  // child visits at the root and the opponent's 49, so a policy target says whose search made it.
+  SelfPlayOptions options = SmallOptions(5);
+  options.reuse_tree = false;
+  options.rollout_opponent_share = 1.0f;
+  options.rollout_opponent_simulations = 50;
+  std::set<int> sides;
+  for (uint64_t seed = 0; seed < 6; ++seed) {
+    options.seed = seed;
+    auto game = MakeGame(ConnectFour(), options);
+    RecordingEvaluator<ConnectFour> network;
+    ASSERT_OK(game->Play(network, 4));
+    const GameRecord& record = game->record();
+    ExpectConsistent(ConnectFour(), record);
+    const int opponent = game->rollout_player();
+    ASSERT_TRUE(opponent == 0 || opponent == 1) << opponent;
+    sides.insert(opponent);
+    int network_moves = 0;
+    for (int i = 0; i < record.NumPositions(); ++i) {
+      const bool by_opponent = record.to_play[i] == opponent;
+      network_moves += by_opponent ? 0 : 1;
+      EXPECT_EQ(record.full_search[i], by_opponent ? 0 : 1) << "position " << i;
+      const int visits = by_opponent ? 49 : 63;
+      for (int a = 0; a < 7; ++a) {
+        const float scaled = record.policy_targets[i * 7 + a] * visits;
+        EXPECT_NEAR(scaled, std::round(scaled), 1e-3) << "position " << i << " action " << a;
+      }
+    }
+    // The network searched only its own moves: 64 simulations each, the root and at most 63
+    // leaves, the terminal ones not asked about.
+    EXPECT_LE(network.NumPositions(), 64 * network_moves);
+    EXPECT_GT(network.NumPositions(), 0);
+  }
+  EXPECT_EQ(sides, (std::set<int>{0, 1}));  // both colours drawn over six games
+}
+
+TEST(SelfPlayTest, RolloutOpponentsPlayLikeRolloutMcts) {
+  // A network of uniform priors and value 0 searching 8 simulations against rollout MCTS of 400:
+  // the rollout side finds Connect Four's short tactics and wins most of the games.
+  SelfPlayOptions options = SmallOptions(7);
+  options.mcts.num_simulations = 8;
+  options.mcts.add_noise = false;
+  options.temperature_moves = 2;
+  options.resign_threshold = -1.0f;
+  options.rollout_opponent_share = 1.0f;
+  options.rollout_opponent_simulations = 400;
+  int opponent_wins = 0;
+  const int games = 10;
+  for (uint64_t seed = 0; seed < games; ++seed) {
+    options.seed = seed;
+    auto game = MakeGame(ConnectFour(), options);
+    UniformEvaluator<ConnectFour> network;
+    ASSERT_OK(game->Play(network, 4));
+    if (game->record().returns[game->rollout_player()] > 0.0f) ++opponent_wins;
+  }
+  EXPECT_GE(opponent_wins, 8) << "of " << games;
+}
+
+TEST(SelfPlayTest, RolloutOpponentShareSplitsGames) {
+  SelfPlayOptions options = SmallOptions(9);
+  options.mcts.num_simulations = 4;
+  options.rollout_opponent_simulations = 4;
+  options.rollout_opponent_share = 0.5f;
+  int with_opponent = 0;
+  const int games = 40;
+  for (uint64_t seed = 0; seed < games; ++seed) {
+    options.seed = seed;
+    auto game = MakeGame(TicTacToe(), options);
+    with_opponent += game->rollout_player() >= 0 ? 1 : 0;
+  }
+  EXPECT_GT(with_opponent, 10);
+  EXPECT_LT(with_opponent, 30);
+  options.rollout_opponent_share = 0.0f;
+  EXPECT_EQ(MakeGame(TicTacToe(), options)->rollout_player(), -1);
 }
 
 TEST(SelfPlayTest, GumbelRootSearchRecordsTheImprovedPolicy) {
@@ -475,6 +565,7 @@ TEST(SelfPlayReanalysisTest, SearchesEveryPositionOfTheGameInFull) {
   for (uint8_t full : played.full_search) ASSERT_EQ(full, 0);
 
   RecordingEvaluator<ConnectFour> newer;
+  options.rollout_opponent_share = 1.0f;  // reanalysis searches both sides with the network
   const GameRecord again = Reanalyse(ConnectFour(), options, played, newer);
   EXPECT_EQ(again.num_moves, played.num_moves);
   // Every position was searched with the newer evaluator, 64 simulations each (tree reuse

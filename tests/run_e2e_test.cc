@@ -226,13 +226,20 @@ TEST(RunE2eTest, GoDefaultsAndTheFlagsThatTurnThemOff) {
            "--requests_in_flight", "3", "--gumbel_considered_actions", "4", "--reanalysis_share",
            "0.25"});
   // Self-play's exploration flags replace the game's values and are recorded.
-  const auto [explored_line, explored] = run({"--temperature_moves", "4", "--dirichlet_alpha",
-                                              "0.5", "--c_puct", "2", "--fpu_reduction", "0"});
+  // So do the rollout opponents'.
+  const auto [explored_line, explored] = run(
+      {"--temperature_moves", "4", "--dirichlet_alpha", "0.5", "--c_puct", "2", "--fpu_reduction",
+       "0", "--rollout_opponent_share", "0.5", "--rollout_opponent_sims", "20"});
   EXPECT_THAT(explored,
               HasSubstr("\"temperature_moves\": 4, \"dirichlet_alpha\": 0.5, \"c_puct\": 2, "
-                        "\"fpu_reduction\": 0,"));
+                        "\"fpu_reduction\": 0, \"rollout_opponent_share\": 0.5, "
+                        "\"rollout_opponent_sims\": 20,"));
   EXPECT_THAT(explored_line, HasSubstr("self-play 4 plies sampled, root noise alpha 0.5, c_puct 2, "
-                                       "fpu reduction 0"));
+                                       "fpu reduction 0, rollout MCTS of 20 simulations as one "
+                                       "side of 50% of the games"));
+  EXPECT_THAT(defaults, HasSubstr("\"rollout_opponent_share\": 0, \"rollout_opponent_sims\": "
+                                  "1000,"));
+  EXPECT_THAT(defaults_line, Not(HasSubstr("rollout MCTS")));
   // Without them, Go's: 30 sampled plies, and the search's constants.
   EXPECT_THAT(defaults, HasSubstr("\"temperature_moves\": 30,"));
   EXPECT_THAT(defaults, HasSubstr("\"c_puct\": 1.5, \"fpu_reduction\": 0.25,"));

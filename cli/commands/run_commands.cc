@@ -173,6 +173,8 @@ struct RunConfig {
         ", \"dirichlet_alpha\": ", JsonNumber(exploration.dirichlet_alpha),
         ", \"c_puct\": ", JsonNumber(exploration.c_puct),
         ", \"fpu_reduction\": ", JsonNumber(exploration.fpu_reduction),
+        ", \"rollout_opponent_share\": ", JsonNumber(exploration.rollout_opponent_share),
+        ", \"rollout_opponent_sims\": ", exploration.rollout_opponent_sims,
         ", \"aux_heads\": ", aux_heads ? 1 : 0, ", \"global_pooling\": ", global_pooling ? 1 : 0,
         ", \"games_per_worker\": ", games_per_worker,
         ", \"requests_in_flight\": ", requests_in_flight,
@@ -318,6 +320,9 @@ absl::StatusOr<RunConfig> ReadConfig(const std::string& path) {
   ZF_RETURN_IF_ERROR(get("dirichlet_alpha", &c.exploration.dirichlet_alpha, kOptional));
   ZF_RETURN_IF_ERROR(get("c_puct", &c.exploration.c_puct, kOptional));
   ZF_RETURN_IF_ERROR(get("fpu_reduction", &c.exploration.fpu_reduction, kOptional));
+  ZF_RETURN_IF_ERROR(
+      get("rollout_opponent_share", &c.exploration.rollout_opponent_share, kOptional));
+  ZF_RETURN_IF_ERROR(get("rollout_opponent_sims", &c.exploration.rollout_opponent_sims, kOptional));
   if (absl::Status exploration = c.exploration.Validate(); !exploration.ok()) {
     return absl::DataLossError(absl::StrCat(path, ": ", exploration.message()));
   }
@@ -766,11 +771,19 @@ absl::Status RunRun(const std::vector<std::string>& args) {
   if (config.selfplay_fast_sims > 0) {
     absl::StrAppend(&extras, ", fast searches of ", config.selfplay_fast_sims, " simulations");
   }
-  if (config.exploration != GameExploration(config.game)) {
-    absl::StrAppend(&extras, ", self-play ", config.exploration.temperature_moves,
-                    " plies sampled, root noise alpha ", config.exploration.dirichlet_alpha,
-                    ", c_puct ", config.exploration.c_puct, ", fpu reduction ",
-                    config.exploration.fpu_reduction);
+  const SelfPlayExploration& exploration = config.exploration;
+  SelfPlayExploration own = GameExploration(config.game);
+  own.rollout_opponent_share = exploration.rollout_opponent_share;  // named apart below
+  own.rollout_opponent_sims = exploration.rollout_opponent_sims;
+  if (exploration != own) {
+    absl::StrAppend(&extras, ", self-play ", exploration.temperature_moves,
+                    " plies sampled, root noise alpha ", exploration.dirichlet_alpha, ", c_puct ",
+                    exploration.c_puct, ", fpu reduction ", exploration.fpu_reduction);
+  }
+  if (exploration.rollout_opponent_share > 0) {
+    absl::StrAppend(&extras, ", rollout MCTS of ", exploration.rollout_opponent_sims,
+                    " simulations as one side of ", exploration.rollout_opponent_share * 100,
+                    "% of the games");
   }
   if (learner_threads > 1) absl::StrAppend(&extras, ", learner on ", learner_threads, " threads");
   if (config.optimizer != learner::OptimizerKind::kSgd) {
