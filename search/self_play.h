@@ -126,7 +126,8 @@ inline uint64_t MixSeed(uint64_t x) {
 template <games::Game G>
 class SelfPlayGame {
  public:
-  // A game starting at `start` (usually the initial position).
+  // A game starting at `start` (usually the initial position). With a rollout opponent that
+  // moves first, its first move is searched and played here (blocking for that search).
   // Returns: InvalidArgument if options.Validate() fails or `start` is terminal.
   static absl::StatusOr<std::unique_ptr<SelfPlayGame>> Create(const G& start,
                                                               const SelfPlayOptions& options) {
@@ -206,7 +207,8 @@ class SelfPlayGame {
   // Appends up to max_leaves leaves of the current move's search to *out and returns how many
   // (Mcts::CollectLeaves). Plays moves whose search completes during collection (terminal
   // shortcuts, reused visits). Returns 0 when Finished(), or when every leaf it could reach is
-  // already pending or a Gumbel halving waits for the pending ones (apply them first).
+  // already pending or a Gumbel halving waits for the pending ones (apply them first). Blocks
+  // for the rollout opponent's searches of the moves it plays (rollout opponents, above).
   int CollectLeaves(int max_leaves, std::vector<PendingLeaf<G>>* out) {
     if (max_leaves < 1) return 0;
     int added = 0;
@@ -225,7 +227,8 @@ class SelfPlayGame {
   bool WantsScores() const { return mcts_->WantsScores(); }
 
   // Mcts::ApplyEvaluation; when the search is then complete, plays the move (and any following
-  // move whose search is already complete). Same requirements as Mcts::ApplyEvaluation.
+  // move whose search is already complete, and the rollout opponent's replies, blocking for
+  // their searches). Same requirements as Mcts::ApplyEvaluation.
   void ApplyEvaluation(const PendingLeaf<G>& leaf, std::span<const float> policy, float value,
                        float score = std::numeric_limits<float>::quiet_NaN()) {
     mcts_->ApplyEvaluation(leaf, policy, value, score);
